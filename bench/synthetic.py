@@ -1,0 +1,174 @@
+"""Synthetic graphs for benchmarks: N nodes with edges, built once per size and copied per use.
+
+Nodes are bulk-inserted with raw SQL (the write path's per-node checks are what the write
+benchmarks measure, not what a 100k-node fixture should spend minutes on); every database
+constraint and trigger still applies, so the FTS index is filled by its trigger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import random
+import shutil
+import sqlite3
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+
+from memory.write import content_key_of
+
+WORDS_SEED = 7
+DOMAINS = ["personal", "work", "health", "garden"]
+
+
+def _vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(letters) for _ in range(rng.randint(3, 9))))
+    return sorted(words)
+
+
+def sentence(rng: random.Random, vocab: list[str], length: int) -> str:
+    # Zipf-ish: low indices far more common, like real text.
+    n = len(vocab)
+    return (
+        " ".join(
+            vocab[min(int(rng.paretovariate(1.1)) - 1, n - 1)]
+            if rng.random() < 0.6
+            else vocab[rng.randrange(n)]
+            for _ in range(length)
+        ).capitalize()
+        + "."
+    )
+
+
+def bench_dir() -> Path:
+    path = Path(settings.DATA_DIR) / "bench"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextlib.contextmanager
+def use_database(path: Path):
+    """Point Django's default connection at another SQLite file for the duration."""
+    connection.close()
+    old = connection.settings_dict["NAME"]
+    connection.settings_dict["NAME"] = str(path)
+    try:
+        yield
+    finally:
+        connection.close()
+        connection.settings_dict["NAME"] = old
+
+
+def build_graph(path: Path, n_nodes: int, *, seed: int = 1, now: datetime | None = None) -> None:
+    """Create a migrated database at `path` holding `n_nodes` nodes and about 1.5 edges each.
+
+    One import node per 200 nodes (a "file"), notes derived from it, a few cites and responds_to
+    between notes; store clock spread over the last two years; a third have a referent_time.
+    """
+    if path.exists():
+        path.unlink()
+    now = now or datetime.now(UTC)
+    with use_database(path):
+        call_command("migrate", verbosity=0)
+    rng = random.Random(seed)
+    vocab = _vocabulary(random.Random(WORDS_SEED))
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=OFF")
+    node_rows, edge_rows = [], []
+    current_import = None
+    span = 730 * 86400
+    for i in range(1, n_nodes + 1):
+        created = now - timedelta(seconds=span * (1 - i / n_nodes))
+        if i == 1 or rng.random() < 1 / 200:
+            kind, jurisdiction, source = "import", "wild", f"notes/file-{i}.md"
+            current_import = i
+        else:
+            kind = rng.choice(["note", "note", "note", "journal", "inference", "hearsay"])
+            jurisdiction = "home" if kind in ("note", "journal", "inference") else "wild"
+            source = ""
+        body = " ".join(sentence(rng, vocab, rng.randint(6, 18)) for _ in range(rng.randint(1, 3)))
+        body = f"{body} #{i}"
+        referent = (
+            (created - timedelta(days=rng.randint(0, 400))).isoformat(" ")
+            if (rng.random() < 0.33)
+            else None
+        )
+        node_rows.append(
+            (
+                i,
+                body,
+                hashlib.sha256(body.encode()).hexdigest(),
+                content_key_of(body),
+                jurisdiction,
+                kind,
+                DOMAINS[i % len(DOMAINS)] if rng.random() < 0.3 else "personal",
+                "bench",
+                source,
+                "{}",
+                created.isoformat(" "),
+                referent,
+                "",
+                None,
+                "",
+                rng.choice([0, 0, 0, 0, 1, 2, 3, 5, 8]),
+                None,
+                0,
+                None,
+                None,
+            )
+        )
+        if kind != "import":
+            edge_rows.append(
+                (i, current_import, "derived_from", 1.0, created.isoformat(" "), "bench")
+            )
+            if i > 10 and rng.random() < 0.5:
+                target = rng.randint(max(1, i - 500), i - 1)
+                edge_rows.append(
+                    (
+                        i,
+                        target,
+                        rng.choice(["cites", "responds_to"]),
+                        1.0,
+                        created.isoformat(" "),
+                        "bench",
+                    )
+                )
+    with db:
+        db.executemany(
+            """INSERT INTO memory_node (id, body, body_hash, content_key, jurisdiction, kind,
+               domain, signature, source, metadata, created_at, referent_time, scroll_path,
+               scroll_offset, scroll_hash, access_count, last_accessed_at, permanent,
+               permanent_at, decayed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+            node_rows,
+        )
+        db.executemany(
+            """INSERT OR IGNORE INTO memory_edge (from_node_id, to_node_id, kind, weight,
+               created_at, created_by) VALUES (?,?,?,?,?,?)""",
+            edge_rows,
+        )
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute("ANALYZE")
+    db.close()
+
+
+def graph_copy(n_nodes: int, name: str, *, seed: int = 1) -> Path:
+    """A fresh copy of the cached n-node graph, for a benchmark to change as it likes."""
+    cached = bench_dir() / f"graph-{n_nodes}-s{seed}.sqlite3"
+    if not cached.exists():
+        started = time.perf_counter()
+        build_graph(cached, n_nodes, seed=seed)
+        print(f"  built {n_nodes:,}-node graph in {time.perf_counter() - started:.1f}s")
+    target = bench_dir() / f"{name}-{n_nodes}.sqlite3"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(cached, target)
+    return target

@@ -1,0 +1,182 @@
+"""Grove's settings: one file, driven by environment variables with safe defaults."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    return env(name, str(default)).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    return int(env(name, str(default)))
+
+
+def env_float(name: str, default: float) -> float:
+    return float(env(name, str(default)))
+
+
+DATA_DIR = Path(env("GROVE_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    """Generated on first run and kept in the data directory, so sessions survive restarts."""
+    if key := env("GROVE_SECRET_KEY"):
+        return key
+    path = DATA_DIR / "secret_key"
+    if not path.exists():
+        # O_EXCL: two processes starting together (web + worker) must agree on one key.
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as f:
+                f.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("GROVE_DEBUG", False)
+GROVE_HOST = env("GROVE_HOST", "127.0.0.1")
+GROVE_PORT = env_int("GROVE_PORT", 8000)
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "django_q",
+    "memory",
+    "review",
+    "dashboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "grove.urls"
+WSGI_APPLICATION = "grove.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": env("GROVE_DB_PATH", str(DATA_DIR / "grove.sqlite3")),
+        "OPTIONS": {
+            # BEGIN IMMEDIATE takes the write lock up front, so a transaction never
+            # fails half-way on lock upgrade while the worker writes.
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env_int("GROVE_DB_TIMEOUT", 20),
+            "init_command": (
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                "PRAGMA foreign_keys=ON; PRAGMA busy_timeout=20000;"
+            ),
+        },
+        "TEST": {"NAME": env("GROVE_TEST_DB_PATH", str(DATA_DIR / "test_grove.sqlite3"))},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "overview"
+LOGOUT_REDIRECT_URL = "login"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+# The one-time login link lives as long as Django's password-reset tokens.
+PASSWORD_RESET_TIMEOUT = env_int("GROVE_LOGIN_LINK_SECONDS", 24 * 3600)
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("GROVE_LOG_LEVEL", "WARNING")},
+}
+
+# django-q2 on the ORM broker: the queue lives in the same SQLite file.
+Q_CLUSTER = {
+    "name": "grove",
+    "orm": "default",
+    "workers": env_int("GROVE_WORKERS", 1),
+    "timeout": env_int("GROVE_TASK_TIMEOUT", 1800),
+    "retry": env_int("GROVE_TASK_TIMEOUT", 1800) + 60,
+    "max_attempts": 1,
+    "poll": 0.5,
+    "catch_up": False,
+    "save_limit": 500,
+    "sync": env_bool("GROVE_Q_SYNC", False),
+    "label": "Worker",
+}
+
+# --- Grove's own knobs -------------------------------------------------------------------
+GROVE_MAX_BODY_CHARS = env_int("GROVE_MAX_BODY_CHARS", 100_000)
+GROVE_MAX_REQUEST_BYTES = env_int("GROVE_MAX_REQUEST_BYTES", 1_000_000)
+DATA_UPLOAD_MAX_MEMORY_SIZE = GROVE_MAX_REQUEST_BYTES
+GROVE_SCROLL_DIR = Path(env("GROVE_SCROLL_DIR", str(DATA_DIR / "scroll")))
+GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 14)
+GROVE_CASCADE_MIN_AGE_DAYS = env_int("GROVE_CASCADE_MIN_AGE_DAYS", 30)
+GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")
+GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
+GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")
+GROVE_TICKET_SECONDS = env_int("GROVE_TICKET_SECONDS", 3600)

@@ -1,0 +1,108 @@
+"""Embeddings behind one small interface.
+
+The default, HashingEmbedder, needs no download and no fitting: scikit-learn's HashingVectorizer
+(word unigrams + bigrams, sublinear tf) projected to a dense space by a fixed-seed sparse random
+projection, which preserves cosine similarity in expectation (Achlioptas). Another embedder is chosen with the
+GROVE_EMBEDDER setting (a dotted path to a class taking `path`), e.g. a local model2vec model.
+Switching models re-embeds: vectors are keyed by model name and only the current model is read.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.utils.module_loading import import_string
+
+from memory.models import Node, Vector
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return float32 vectors of shape (len(texts), dim), L2-normalised (zero rows allowed
+        only for texts with no tokens)."""
+        ...
+
+
+class HashingEmbedder:
+    dim = 256
+
+    def __init__(self, path: str = "") -> None:
+        from sklearn.feature_extraction.text import HashingVectorizer
+        from sklearn.random_projection import SparseRandomProjection
+
+        self.n_features = 2**18
+        self.name = f"hashing-w12-{self.n_features}-grp{self.dim}-v1"
+        self._vectorizer = HashingVectorizer(
+            n_features=self.n_features,
+            ngram_range=(1, 2),
+            alternate_sign=False,
+            norm="l2",
+            strip_accents="unicode",
+        )
+        projection = SparseRandomProjection(n_components=self.dim, random_state=20241130)
+        # Fitting on a single row only draws the (seeded, sparse) random matrix; nothing is
+        # learned from data, so every process gets the same vectors.
+        projection.fit(np.zeros((1, self.n_features), dtype=np.float32))
+        self._components = projection.components_.T.astype(np.float32).tocsr()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        sparse = self._vectorizer.transform(list(texts)).astype(np.float32)
+        dense = (sparse @ self._components).toarray().astype(np.float32)
+        return normalise(dense)
+
+
+def normalise(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32)
+
+
+@functools.cache
+def get_embedder() -> Embedder:
+    """The configured embedder (GROVE_EMBEDDER, GROVE_EMBEDDER_PATH), built once per process."""
+    cls = import_string(settings.GROVE_EMBEDDER)
+    return cls(path=settings.GROVE_EMBEDDER_PATH)
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes, dim: int) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f4", count=dim)
+
+
+def embed_missing(*, limit: int | None = None, batch: int = 512) -> int:
+    """Embed live nodes that have no vector for the current model, in batches of `batch`, each
+    batch in its own transaction. Store clock order (oldest first). Returns how many were made."""
+    embedder = get_embedder()
+    made = 0
+    while limit is None or made < limit:
+        size = batch if limit is None else min(batch, limit - made)
+        rows = list(
+            Node.objects.filter(decayed_at__isnull=True)
+            .exclude(vectors__model=embedder.name)
+            .order_by("created_at", "id")
+            .values_list("id", "body")[:size]
+        )
+        if not rows:
+            break
+        matrix = embedder.embed([body for _, body in rows])
+        with transaction.atomic():
+            Vector.objects.bulk_create(
+                [
+                    Vector(node_id=node_id, model=embedder.name, dim=embedder.dim, data=to_blob(v))
+                    for (node_id, _), v in zip(rows, matrix, strict=True)
+                ],
+                ignore_conflicts=True,
+            )
+        made += len(rows)
+    return made

@@ -1,0 +1,86 @@
+"""Trust is derived from authority events, never stored (DESIGN.md, the four axes).
+
+Precedence: sealed (the latest seal/unseal is a seal) > rejected > superseded > ground (rooted)
+> proposed > unreviewed. Sealing hides without erasing: unseal restores what trust was before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.db.models import Case, CharField, Exists, OuterRef, QuerySet, Subquery, Value, When
+
+from memory.models import Event, EventKind, Node, Trust
+
+_PRECEDENCE = (
+    (EventKind.REJECTED, Trust.REJECTED),
+    (EventKind.SUPERSEDED, Trust.SUPERSEDED),
+    (EventKind.ROOTED, Trust.GROUND),
+    (EventKind.PROPOSED, Trust.PROPOSED),
+)
+AUTHORITY_KINDS = (
+    EventKind.PROPOSED,
+    EventKind.ROOTED,
+    EventKind.SUPERSEDED,
+    EventKind.SEALED,
+    EventKind.UNSEALED,
+    EventKind.REJECTED,
+)
+HIDDEN = frozenset({Trust.SEALED, Trust.REJECTED})
+
+
+def _events(kinds, as_of: datetime | None):
+    qs = Event.objects.filter(node=OuterRef("pk"), kind__in=kinds)
+    if as_of is not None:
+        qs = qs.filter(at__lte=as_of)
+    return qs
+
+
+def with_trust(qs: QuerySet[Node] | None = None, *, as_of: datetime | None = None) -> QuerySet:
+    """Annotate each node with `trust`, as it stands now or as it stood at `as_of` (event clock
+    of the audit log, Event.at)."""
+    qs = Node.objects.all() if qs is None else qs
+    last_seal = Subquery(
+        _events([EventKind.SEALED, EventKind.UNSEALED], as_of)
+        .order_by("-at", "-id")
+        .values("kind")[:1]
+    )
+    whens = [When(_sealed=EventKind.SEALED.value, then=Value(Trust.SEALED.value))]
+    whens += [
+        When(Exists(_events([kind], as_of)), then=Value(trust.value)) for kind, trust in _PRECEDENCE
+    ]
+    return qs.annotate(_sealed=last_seal).annotate(
+        trust=Case(*whens, default=Value(Trust.UNREVIEWED.value), output_field=CharField())
+    )
+
+
+def trust_map(node_ids: Iterable[int], *, as_of: datetime | None = None) -> dict[int, str]:
+    """Trust for many nodes in one query over their authority events (for packets and pages)."""
+    ids = list(node_ids)
+    result = {node_id: Trust.UNREVIEWED.value for node_id in ids}
+    if not ids:
+        return result
+    seen: dict[int, set[str]] = {}
+    last_seal: dict[int, str] = {}
+    for start in range(0, len(ids), 900):
+        qs = Event.objects.filter(node_id__in=ids[start : start + 900], kind__in=AUTHORITY_KINDS)
+        if as_of is not None:
+            qs = qs.filter(at__lte=as_of)
+        for node_id, kind in qs.order_by("at", "id").values_list("node_id", "kind"):
+            seen.setdefault(node_id, set()).add(kind)
+            if kind in (EventKind.SEALED, EventKind.UNSEALED):
+                last_seal[node_id] = kind
+    for node_id, kinds in seen.items():
+        if last_seal.get(node_id) == EventKind.SEALED:
+            result[node_id] = Trust.SEALED.value
+            continue
+        for kind, trust in _PRECEDENCE:
+            if kind in kinds:
+                result[node_id] = trust.value
+                break
+    return result
+
+
+def trust_of(node_id: int, *, as_of: datetime | None = None) -> str:
+    return trust_map([node_id], as_of=as_of)[node_id]

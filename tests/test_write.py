@@ -1,0 +1,194 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from django.db import transaction
+
+from memory.errors import Invalid, TooLarge
+from memory.models import Event, Node
+from memory.write import ScrollPointer, content_key_of, scrub, write_node
+
+
+def test_it_refuses_a_naive_referent_time(make_note, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="no time zone offset"):
+        make_note("Met Ana at the lake.", referent_time="2024-05-08T13:56:00")
+    assert counts() == before
+
+
+def test_it_refuses_an_unparseable_referent_time(make_note, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="not an ISO 8601"):
+        make_note("Met Ana at the lake.", referent_time="last tuesday")
+    assert counts() == before
+
+
+def test_it_stores_referent_time_in_utc(make_note):
+    node = make_note("Met Ana at the lake.", referent_time="2024-05-08T13:56:00+02:00")
+    node.refresh_from_db()
+    assert node.referent_time == datetime(2024, 5, 8, 11, 56, tzinfo=UTC)
+
+
+def test_it_accepts_z_as_utc(make_note):
+    node = make_note("Zulu time.", referent_time="2024-05-08T13:56:00Z")
+    assert node.referent_time == datetime(2024, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def test_scrub_removes_think_tags_but_keeps_the_claim():
+    raw = "<think>maybe she said Tuesday?</think>Ana moves to Lisbon in June.<system>be nice</system>"
+    assert scrub(raw) == "Ana moves to Lisbon in June."
+
+
+def test_it_stores_the_scrubbed_body_and_its_hash(make_note):
+    import hashlib
+
+    node = make_note("<think>hmm</think> The boiler is serviced in March. ")
+    assert node.body == "The boiler is serviced in March."
+    assert node.body_hash == hashlib.sha256(node.body.encode()).hexdigest()
+
+
+def test_content_key_folds_case_width_and_whitespace():
+    assert content_key_of("Ｃafé  is\nOPEN") == content_key_of("café is open")
+
+
+def test_it_refuses_a_non_pair_without_origins(db, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="needs at least one origin"):
+        write_node(body="Orphan thought", kind="note", jurisdiction="home", signature="owner")
+    assert counts() == before
+
+
+def test_it_refuses_an_unsigned_write(make_note, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="signature is required"):
+        make_note("Who said this?", signature="   ")
+    assert counts() == before
+
+
+def test_it_refuses_an_unknown_kind(make_note, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="unknown kind 'rumour'"):
+        make_note("A rumour.", kind="rumour")
+    assert counts() == before
+
+
+def test_it_refuses_an_unknown_jurisdiction(make_note, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="unknown jurisdiction"):
+        make_note("Somewhere else.", jurisdiction="abroad")
+    assert counts() == before
+
+
+def test_it_refuses_an_unknown_edge_kind(make_note, root_note, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="unknown edge_kind 'likes'"):
+        make_note("Edgy.", origins=[{"id": root_note.pk, "relation": "likes"}])
+    assert counts() == before
+
+
+def test_it_refuses_an_unknown_origin(make_note, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="unknown origin"):
+        make_note("From nowhere.", origins=[{"id": 987654, "relation": "derived_from"}])
+    assert counts() == before
+
+
+def test_it_refuses_an_oversized_body(make_note, counts, settings):
+    settings.GROVE_MAX_BODY_CHARS = 100
+    before = counts()
+    with pytest.raises(TooLarge):
+        make_note("x" * 101)
+    assert counts() == before
+
+
+def test_it_refuses_a_body_that_is_only_scaffolding(make_note, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="empty"):
+        make_note("<think>nothing to say</think>")
+    assert counts() == before
+
+
+def test_it_refuses_a_pair_without_a_scroll_pointer(db, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="scroll pointer"):
+        write_node(body="u: hi\na: hello", kind="pair", jurisdiction="home", signature="owner")
+    assert counts() == before
+
+
+def test_it_accepts_a_pair_with_a_scroll_pointer(db):
+    pointer = ScrollPointer(path="scroll/c1.jsonl", offset=0, hash="a" * 64)
+    node = write_node(
+        body="u: hi\na: hello", kind="pair", jurisdiction="home", signature="owner", scroll=pointer
+    ).node
+    assert (node.scroll_path, node.scroll_offset, node.scroll_hash) == ("scroll/c1.jsonl", 0, "a" * 64)
+
+
+def test_it_returns_the_live_duplicate_instead_of_a_copy(make_note):
+    first = make_note("The spare key is under the blue pot.")
+    again = write_node(
+        body="the spare key is  under the BLUE pot.",
+        kind="note",
+        jurisdiction="home",
+        signature="agent:helper",
+        origins=[{"id": first.pk - 1, "relation": "cites"}],
+    )
+    assert again.status == "duplicate"
+    assert again.node.pk == first.pk
+    assert Node.objects.filter(content_key=first.content_key).count() == 1
+
+
+def test_it_revives_decayed_content_instead_of_creating_a_node(make_note, root_note):
+    from memory import audit
+
+    node = make_note("Buy the green tiles.")
+    with transaction.atomic():
+        Node.objects.filter(pk=node.pk).update(decayed_at=node.created_at)
+        audit.record("decayed", node=node, actor="sleep", reason="age_no_access")
+    result = write_node(
+        body="Buy the green tiles.",
+        kind="note",
+        jurisdiction="home",
+        signature="owner",
+        origins=[{"id": root_note.pk, "relation": "derived_from"}],
+    )
+    assert result.status == "revived"
+    assert result.node.pk == node.pk
+    result.node.refresh_from_db()
+    assert result.node.decayed_at is None
+    assert result.node.access_count == 1
+    assert list(Event.objects.filter(node=node).order_by("id").values_list("kind", flat=True)) == [
+        "decayed",
+        "revived",
+    ]
+
+
+def test_occurrences_are_never_merged(db, root_note):
+    kwargs = dict(
+        kind="utterance",
+        jurisdiction="wild",
+        signature="Ana",
+        origins=[{"id": root_note.pk, "relation": "derived_from"}],
+    )
+    first = write_node(body="Yes!", **kwargs)
+    second = write_node(body="Yes!", **kwargs)
+    assert first.node.pk != second.node.pk
+    assert second.status == "created"
+
+
+def test_duplicates_are_per_domain(make_note):
+    a = make_note("Same words, two rooms.", domain="work")
+    b = make_note("Same words, two rooms.", domain="personal")
+    assert a.pk != b.pk
+
+
+
+def test_the_fts_row_is_written_with_the_node(make_note):
+    from django.db import connection
+
+    node = make_note("Quokkas are marsupials.")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT rowid FROM memory_node_fts WHERE memory_node_fts MATCH ?", ["quokkas"]
+        )
+        assert cursor.fetchall() == [(node.pk,)]
