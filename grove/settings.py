@@ -100,7 +100,7 @@ TEMPLATES = [
 
 DATABASES = {
     "default": {
-        "ENGINE": "django.db.backends.sqlite3",
+        "ENGINE": "grove.sqlite",
         "NAME": env("GROVE_DB_PATH", str(DATA_DIR / "grove.sqlite3")),
         "OPTIONS": {
             # BEGIN IMMEDIATE takes the write lock up front, so a transaction never
@@ -180,3 +180,5 @@ GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
 GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")
 GROVE_TICKET_SECONDS = env_int("GROVE_TICKET_SECONDS", 3600)
+# Only tests set this: lets `flush` past the no-delete triggers (see grove/sqlite/base.py).
+GROVE_ALLOW_FLUSH = False

@@ -7,4 +7,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("dashboard.urls")),
     path("review/", include("review.urls")),
+    path("api/v1/", include("memory.api_urls")),
 ]

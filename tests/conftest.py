@@ -14,6 +14,13 @@ from memory.models import Edge, Event, Node, Vector
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+def pytest_configure(config) -> None:
+    from django.conf import settings
+
+    # Transactional tests end with a flush, which must get past the no-delete triggers.
+    settings.GROVE_ALLOW_FLUSH = True
+
+
 @pytest.fixture
 def root_note(db) -> Node:
     """A journal entry to hang origins on (journal needs an origin too, so it cites a scroll-less

@@ -36,7 +36,9 @@ def test_it_accepts_z_as_utc(make_note):
 
 
 def test_scrub_removes_think_tags_but_keeps_the_claim():
-    raw = "<think>maybe she said Tuesday?</think>Ana moves to Lisbon in June.<system>be nice</system>"
+    raw = (
+        "<think>maybe she said Tuesday?</think>Ana moves to Lisbon in June.<system>be nice</system>"
+    )
     assert scrub(raw) == "Ana moves to Lisbon in June."
 
 
@@ -121,7 +123,11 @@ def test_it_accepts_a_pair_with_a_scroll_pointer(db):
     node = write_node(
         body="u: hi\na: hello", kind="pair", jurisdiction="home", signature="owner", scroll=pointer
     ).node
-    assert (node.scroll_path, node.scroll_offset, node.scroll_hash) == ("scroll/c1.jsonl", 0, "a" * 64)
+    assert (node.scroll_path, node.scroll_offset, node.scroll_hash) == (
+        "scroll/c1.jsonl",
+        0,
+        "a" * 64,
+    )
 
 
 def test_it_returns_the_live_duplicate_instead_of_a_copy(make_note):
@@ -180,7 +186,6 @@ def test_duplicates_are_per_domain(make_note):
     a = make_note("Same words, two rooms.", domain="work")
     b = make_note("Same words, two rooms.", domain="personal")
     assert a.pk != b.pk
-
 
 
 def test_the_fts_row_is_written_with_the_node(make_note):

@@ -1,0 +1,64 @@
+# Grove: `make run` starts it, `make test` runs the whole suite. Both set themselves up first.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# The first Python >= 3.12 found: python3.13, python3.12, pyenv's, then python3.
+PYTHON ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.13*/bin/python3 $$HOME/.pyenv/versions/3.12*/bin/python3 python3; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { command -v $$p; break; }; done)
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+PY := $(VENV)/bin/python
+CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
+
+.PHONY: help setup run test bench lint format check-python chromium
+
+help:
+	@echo "make run    set up, migrate, load the demo memory if empty, serve on 127.0.0.1:8000 with the worker"
+	@echo "make test   set up (Chromium included) and run the whole test suite"
+	@echo "make bench  run the benchmarks and write docs/benchmarks.md"
+	@echo "make lint   ruff check + format check"
+
+check-python:
+	@test -n "$(PYTHON)" || { echo "Grove needs Python >= 3.12 (python3.13 or python3.12 on PATH, or PYTHON=/path/to/python)."; exit 1; }
+
+$(UV): | check-python
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv
+
+$(VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	UV_PYTHON=$(PYTHON) $(UV) sync --frozen --quiet
+	@touch $@
+
+setup: $(VENV)/.synced
+
+run: setup
+	$(PY) manage.py migrate --verbosity 0
+	$(PY) manage.py demo
+	-$(PY) manage.py sleep --install-schedule
+	$(PY) manage.py serve
+
+chromium:
+	@if [ -z "$(CHROMIUM)" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "Installing Chromium from Debian's packages..."; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		else \
+			echo "The browser tests need Chromium: run 'sudo apt-get install chromium' (or set CHROMIUM=/path)."; exit 1; \
+		fi; \
+	fi
+
+test: setup chromium
+	GROVE_DATA_DIR=$(CURDIR)/var/test CHROMIUM=$${CHROMIUM:-$$(command -v chromium || command -v chromium-browser)} \
+		$(PY) -m pytest -p no:cacheprovider $(PYTEST_ARGS)
+
+bench: setup
+	GROVE_DATA_DIR=$(CURDIR)/var/bench-data $(PY) -m bench $(BENCH_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .

@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from dashboard.owner import login_path
+
+
+class Command(BaseCommand):
+    help = "Print a one-time link that signs the owner in."
+
+    def handle(self, *args, **options) -> None:
+        self.stdout.write(f"http://{settings.GROVE_HOST}:{settings.GROVE_PORT}{login_path()}")

@@ -1,0 +1,41 @@
+"""The admin shows the memory read-only: it is a window, never a way around the write path."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from memory.models import ApiToken, Edge, Event, Node, RecallLog, SleepRun, Ticket, Vector
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Node)
+class NodeAdmin(ReadOnlyAdmin):
+    list_display = ("id", "kind", "jurisdiction", "domain", "signature", "created_at", "decayed_at")
+    list_filter = ("kind", "jurisdiction", "domain", "permanent")
+    search_fields = ("id", "source", "signature")
+
+
+@admin.register(Edge)
+class EdgeAdmin(ReadOnlyAdmin):
+    list_display = ("id", "from_node_id", "kind", "to_node_id", "created_by", "created_at")
+    list_filter = ("kind",)
+
+
+@admin.register(Event)
+class EventAdmin(ReadOnlyAdmin):
+    list_display = ("id", "at", "kind", "node_id", "actor", "reason")
+    list_filter = ("kind", "reason")
+
+
+for model in (Vector, RecallLog, SleepRun, ApiToken, Ticket):
+    admin.site.register(model, ReadOnlyAdmin)

@@ -1,0 +1,121 @@
+"""A small demo memory, loaded by `make run` when the database is empty.
+
+Everything goes through the write path; the store clock is backdated so that some entries are
+old enough for the decay gate to consider them (unread, nothing live reaching them).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory.models import Node
+from memory.write import write_node
+
+GARDEN = """# Garden
+The tomatoes go in the south bed after the last frost, usually mid-May.
+Neem oil keeps the aphids off the roses; spray in the evening.
+The rain barrel overflows in heavy storms; the downpipe diverter needs a filter."""
+
+TURNS = [
+    ("Ana", "The plumber can come Thursday at nine to look at the boiler."),
+    ("owner", "Thursday works. Ask him to check the pressure valve too."),
+    ("Ana", "He says the valve is fine but the expansion vessel needs recharging."),
+    ("owner", "Then book the recharge for next month, before the cold sets in."),
+]
+
+
+def load_demo(*, now: datetime | None = None) -> int:
+    """Write the demo memory unless the database already holds nodes. Returns nodes written."""
+    if Node.objects.exists():
+        return 0
+    now = now or timezone.now()
+    written = 0
+
+    def days_ago(days: float) -> datetime:
+        return now - timedelta(days=days)
+
+    with transaction.atomic():
+        garden = write_node(
+            body=GARDEN,
+            kind="import",
+            jurisdiction="wild",
+            signature="importer",
+            source="notes/garden.md",
+            created_at=days_ago(90),
+        ).node
+        written += 1
+        for line in GARDEN.splitlines()[1:]:
+            write_node(
+                body=line,
+                kind="note",
+                jurisdiction="home",
+                signature="owner",
+                origins=[{"id": garden.pk, "relation": "derived_from"}],
+                created_at=days_ago(89),
+            )
+            written += 1
+
+        chat = write_node(
+            body="Chat with Ana about the boiler, October.",
+            kind="import",
+            jurisdiction="wild",
+            signature="importer",
+            source="chats/ana-boiler.json",
+            created_at=days_ago(45),
+            referent_time=(now - timedelta(days=50)).isoformat(),
+        ).node
+        written += 1
+        previous = None
+        for i, (speaker, text) in enumerate(TURNS):
+            origins = [{"id": chat.pk, "relation": "derived_from"}]
+            if previous:
+                origins.append({"id": previous.pk, "relation": "responds_to"})
+            previous = write_node(
+                body=text,
+                kind="utterance",
+                jurisdiction="wild",
+                signature=speaker,
+                source=f"chats/ana-boiler.json#{i + 1}",
+                origins=origins,
+                created_at=days_ago(45),
+                referent_time=(now - timedelta(days=50, minutes=-i)).isoformat(),
+            ).node
+            written += 1
+        write_node(
+            body="The boiler's expansion vessel needs recharging before winter.",
+            kind="inference",
+            jurisdiction="home",
+            signature="agent:assistant",
+            origins=[{"id": previous.pk, "relation": "derived_from"}],
+            created_at=days_ago(44),
+        )
+        written += 1
+
+        # Old clippings nobody read and nothing links to: what the decay gate will select.
+        for days, url, text in [
+            (40, "https://example.org/sourdough", "Sourdough starter: feed 1:1:1 every 12 hours."),
+            (21, "https://example.org/bikes", "Chain wax lasts about 300 km between coats."),
+            (10, "https://example.org/birds", "Robins sing at night near street lights."),
+        ]:
+            write_node(
+                body=text,
+                kind="internet",
+                jurisdiction="wild",
+                signature="agent:browser",
+                source=url,
+                created_at=days_ago(days),
+            )
+            written += 1
+        write_node(
+            body="Call the council about the hedge on the north side.",
+            kind="journal",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": garden.pk, "relation": "cites"}],
+            created_at=days_ago(3),
+        )
+        written += 1
+    return written

@@ -1,0 +1,111 @@
+"""Each integrity check, made to fail on purpose, then the clean case."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection, transaction
+
+from memory import audit
+from memory.integrity import run_checks
+
+
+def raw(sql: str, params: tuple = ()) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def failing(name: str) -> list[str]:
+    (result,) = run_checks([name])
+    return result.violations
+
+
+def test_a_clean_database_reports_zero_violations(make_note, capsys):
+    make_note("All is well.")
+    assert all(result.ok for result in run_checks())
+    call_command("integrity")
+    assert "FAIL" not in capsys.readouterr().out
+
+
+def test_it_reports_a_permanent_but_decayed_node(make_note):
+    node = make_note("Both at once.")
+    raw("DROP TRIGGER memory_node_permanent_never_decays")  # rolled back with the test
+    raw(
+        "UPDATE memory_node SET permanent = 1, permanent_at = '2026-01-01',"
+        " decayed_at = '2026-02-01' WHERE id = %s",
+        (node.pk,),
+    )
+    assert failing("permanent_but_decayed") == [f"node {node.pk} is permanent but decayed"]
+
+
+def test_it_reports_a_decayed_node_without_its_event(make_note):
+    node = make_note("Gone without a word.")
+    raw("UPDATE memory_node SET decayed_at = '2026-02-01' WHERE id = %s", (node.pk,))
+    assert failing("decayed_without_event") == [
+        f"node {node.pk} is decayed but has no decayed event"
+    ]
+
+
+def test_it_reports_a_flag_that_disagrees_with_the_latest_event(make_note):
+    node = make_note("Said decayed, still live.")
+    with transaction.atomic():
+        audit.record("decayed", node=node, actor="sleep", reason="age_no_access")
+    assert failing("lifecycle_flag_disagrees_with_latest_event") == [
+        f"node {node.pk} is live but its latest lifecycle event is decayed"
+    ]
+
+
+def test_it_reports_a_permanent_node_without_its_event(make_note):
+    node = make_note("Permanent by fiat.")
+    raw(
+        "UPDATE memory_node SET permanent = 1, permanent_at = '2026-01-01' WHERE id = %s",
+        (node.pk,),
+    )
+    assert failing("permanent_without_event") == [
+        f"node {node.pk} is permanent but has no promoted_permanent event"
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_reports_an_edge_touching_a_missing_node(make_note):
+    node = make_note("Pointing at nothing.")
+    raw("PRAGMA foreign_keys = OFF")  # only outside a transaction does this take
+    raw(
+        "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, created_by)"
+        " VALUES (%s, 999999, 'cites', 1, '2026-01-01', 'x')",
+        (node.pk,),
+    )
+    (violation,) = failing("edges_touching_missing_nodes")
+    assert f"({node.pk} -> 999999) touches a missing node" in violation
+    raw("PRAGMA foreign_keys = ON")
+
+
+def test_it_reports_a_node_missing_from_the_full_text_index(make_note):
+    node = make_note("Unsearchable words.")
+    raw(
+        "INSERT INTO memory_node_fts(memory_node_fts, rowid, body) VALUES ('delete', %s, %s)",
+        (node.pk, node.body),
+    )
+    violations = failing("fts_out_of_sync")
+    assert f"node {node.pk} has no full-text row" in violations
+
+
+def test_it_reports_a_full_text_row_that_disagrees_with_the_body(make_note):
+    node = make_note("Original words.")
+    raw(
+        "INSERT INTO memory_node_fts(memory_node_fts, rowid, body) VALUES ('delete', %s, %s)",
+        (node.pk, node.body),
+    )
+    raw("INSERT INTO memory_node_fts(rowid, body) VALUES (%s, 'forged words')", (node.pk,))
+    violations = failing("fts_out_of_sync")
+    assert any("disagrees with node bodies" in v for v in violations)
+
+
+def test_the_command_exits_non_zero_on_a_violation(make_note, capsys):
+    node = make_note("Gone without a word.")
+    raw("UPDATE memory_node SET decayed_at = '2026-02-01' WHERE id = %s", (node.pk,))
+    with pytest.raises(CommandError, match="integrity check"):
+        call_command("integrity")
+    out = capsys.readouterr().out
+    assert "decayed_without_event: FAIL (1)" in out
+    assert f"node {node.pk} is decayed but has no decayed event" in out
