@@ -1,0 +1,311 @@
+"""The scroll: an append-only JSONL file per conversation, and the pairs that point into it.
+
+Each line is one turn: {"seq", "at", "conversation", "user", "assistant", "signature", "domain",
+"referent_time", "sha256"}, where sha256 is the hash of the record's canonical JSON without the
+sha256 field. A pair node carries a pointer (path relative to the scroll directory, byte offset
+of its line, record sha256) so the words it was made from can always be found and re-hashed.
+
+Reads are bounded (READ_LIMIT bytes per call): the scroll is a record to consult, never a
+document to hand out whole.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memory.clocks import parse_instant
+from memory.errors import Invalid, NotFound, TooLarge
+from memory.models import EdgeKind, Jurisdiction, Kind, Node
+from memory.write import ScrollPointer, WriteResult, scrub, write_node
+
+READ_LIMIT = 8192
+# A conversation name becomes a file name: letters, digits, dot, dash, underscore; no leading
+# dot (hidden files, "..") and no separators, so it can never leave the scroll directory.
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+_CHUNK = 65536
+
+
+def scroll_dir() -> Path:
+    path = Path(settings.GROVE_SCROLL_DIR)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def scroll_name(conversation: str) -> str:
+    """The scroll's file name, relative to the scroll directory. Refuses unsafe names."""
+    if not isinstance(conversation, str) or not _SAFE_NAME.fullmatch(conversation):
+        raise Invalid(
+            f"conversation name {conversation!r} is not allowed: use 1-128 letters, digits, "
+            "'.', '-' or '_', not starting with '.' or '-'",
+            code="bad_conversation",
+        )
+    return f"{conversation}.jsonl"
+
+
+def _path(conversation: str) -> Path:
+    return scroll_dir() / scroll_name(conversation)
+
+
+def record_hash(record: dict[str, Any]) -> str:
+    """sha256 of the record's canonical JSON, the sha256 field itself left out."""
+    content = {key: value for key, value in record.items() if key != "sha256"}
+    canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _last_record(handle) -> dict[str, Any] | None:
+    """The last parseable record, scanning backwards so a long scroll is never read whole."""
+    end = handle.seek(0, os.SEEK_END)
+    tail = b""
+    position = end
+    while position > 0:
+        step = min(_CHUNK, position)
+        position -= step
+        handle.seek(position)
+        tail = handle.read(step) + tail
+        lines = tail.split(b"\n")
+        # The first piece may be a partial line unless we reached the start of the file.
+        complete = lines if position == 0 else lines[1:]
+        for line in reversed(complete):
+            if not line.strip():
+                continue
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue  # a torn line from a crash: keep looking further back
+        tail = lines[0] if position > 0 else b""
+    return None
+
+
+def _append(conversation: str, record: dict[str, Any]) -> tuple[str, int, dict[str, Any]]:
+    """Append one record under an exclusive file lock; return (relative path, offset, record).
+
+    The lock (fcntl.flock) keeps two processes from interleaving lines or reusing a sequence
+    number; fsync makes the line durable before the pair that points at it is committed.
+    """
+    name = scroll_name(conversation)
+    path = scroll_dir() / name
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "r+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            last = _last_record(handle)
+            end = handle.seek(0, os.SEEK_END)
+            if end:
+                handle.seek(end - 1)
+                if handle.read(1) != b"\n":
+                    # A torn line from a crash stays on record (verify_scroll reports it); the
+                    # new record starts on a line of its own.
+                    handle.write(b"\n")
+                    end += 1
+            record = {"seq": (int(last["seq"]) + 1) if last else 1, **record}
+            record["sha256"] = record_hash(record)
+            line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+            handle.write(line.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return name, end, record
+
+
+def commit_turn(
+    *,
+    conversation: str,
+    user: str,
+    assistant: str,
+    signature: str = "owner",
+    domain: str = "personal",
+    referent_time: str | datetime | None = None,
+    holder: str | None = None,
+) -> WriteResult:
+    """Append a turn to the conversation's scroll, then write its pair node.
+
+    The pair points into the scroll (path, offset, record hash), responds_to the previous pair
+    of the conversation, and cites every wild node `holder` read since their last pair.
+    Reads the store clock to stamp the record and the pair. Refuses (Invalid) unsafe
+    conversation names, non-text or empty turns, blank signatures, naive referent times;
+    (TooLarge) turns longer than the body limit. All checks run before the scroll is touched.
+    The database write lock is taken before the file lock, so the two never deadlock.
+    """
+    from memory.cites import consume_cites
+
+    scroll_name(conversation)
+    if not isinstance(user, str) or not isinstance(assistant, str):
+        raise Invalid("user and assistant must be text", code="bad_body")
+    body = f"user: {user}\nassistant: {assistant}"
+    if len(body) > settings.GROVE_MAX_BODY_CHARS:
+        raise TooLarge(
+            f"turn has {len(body)} characters; the limit is {settings.GROVE_MAX_BODY_CHARS}"
+        )
+    if not scrub(user) and not scrub(assistant):
+        raise Invalid("the turn is empty once transport scaffolding is removed", code="empty_body")
+    if not isinstance(signature, str) or not signature.strip():
+        raise Invalid("signature is required: say who wrote this", code="unsigned")
+    if not isinstance(domain, str) or not domain.strip():
+        raise Invalid("domain must be a non-empty label", code="bad_domain")
+    referent = parse_instant(referent_time)
+
+    with transaction.atomic():
+        name, offset, record = _append(
+            conversation,
+            {
+                "at": timezone.now().isoformat(),
+                "conversation": conversation,
+                "user": user,
+                "assistant": assistant,
+                "signature": signature,
+                "domain": domain,
+                "referent_time": referent.isoformat() if referent else None,
+            },
+        )
+        previous = (
+            Node.objects.filter(kind=Kind.PAIR, scroll_path=name)
+            .order_by("-scroll_offset")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        result = write_node(
+            body=body,
+            kind=Kind.PAIR,
+            jurisdiction=Jurisdiction.HOME,
+            signature=signature,
+            origins=[{"id": previous, "relation": EdgeKind.RESPONDS_TO}] if previous else [],
+            domain=domain,
+            referent_time=referent,
+            metadata={"conversation": conversation, "seq": record["seq"]},
+            scroll=ScrollPointer(path=name, offset=offset, hash=record["sha256"]),
+        )
+        if holder:
+            consume_cites(holder=holder, pair=result.node)
+    return result
+
+
+def _size(conversation: str) -> tuple[Path, int]:
+    path = _path(conversation)
+    if not path.exists():
+        raise NotFound(f"no scroll for conversation {conversation!r}")
+    return path, path.stat().st_size
+
+
+def _bounded(length: Any, *, what: str) -> int:
+    if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+        raise Invalid(f"{what} must be a non-negative whole number of bytes", code="bad_range")
+    if length > READ_LIMIT:
+        raise TooLarge(
+            f"{what} of {length} bytes is over the {READ_LIMIT}-byte limit: the scroll is read "
+            "in bounded slices, never whole"
+        )
+    return length
+
+
+def read_tail(conversation: str, *, max_bytes: int = READ_LIMIT) -> bytes:
+    """The last `max_bytes` bytes of the scroll (at most READ_LIMIT). Refuses larger reads."""
+    _bounded(max_bytes, what="tail")
+    path, size = _size(conversation)
+    with path.open("rb") as handle:
+        handle.seek(max(0, size - max_bytes))
+        return handle.read(max_bytes)
+
+
+def read_slices(conversation: str, ranges: Iterable[tuple[int, int]]) -> list[bytes]:
+    """Several (offset, length) slices in one call. Refuses when their union covers more than
+    READ_LIMIT bytes, so adjacent slices cannot rebuild what one oversized read may not."""
+    spans = []
+    for item in ranges:
+        try:
+            offset, length = item
+        except (TypeError, ValueError):
+            raise Invalid("each range is (offset, length)", code="bad_range") from None
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise Invalid("offset must be a non-negative whole number", code="bad_range")
+        spans.append((offset, _bounded(length, what="slice")))
+    covered = 0
+    reach = -1
+    for start, length in sorted(spans):
+        end = start + length
+        if end > reach:
+            covered += end - max(start, reach)
+            reach = end
+    if covered > READ_LIMIT:
+        raise TooLarge(
+            f"these slices together cover {covered} bytes, over the {READ_LIMIT}-byte limit"
+        )
+    path, size = _size(conversation)
+    out = []
+    with path.open("rb") as handle:
+        for start, length in spans:
+            handle.seek(min(start, size))
+            out.append(handle.read(length))
+    return out
+
+
+def read_slice(conversation: str, *, offset: int, length: int) -> bytes:
+    """`length` bytes (at most READ_LIMIT) from byte `offset` of the scroll."""
+    return read_slices(conversation, [(offset, length)])[0]
+
+
+def read_scroll(conversation: str) -> bytes:
+    """Refused, always: a scroll is never read whole (use read_tail or read_slice)."""
+    raise TooLarge(
+        f"the scroll of {conversation!r} is never read whole; read a tail or slices of at most "
+        f"{READ_LIMIT} bytes"
+    )
+
+
+def verify_scroll(conversation: str) -> dict[str, Any]:
+    """Re-hash every record and check sequence numbers run 1, 2, 3 ... without gaps.
+
+    Streams the file line by line (the check reads it all, but hands nothing out). Returns
+    {"conversation", "records", "ok", "problems": [...]}.
+    """
+    path, _ = _size(conversation)
+    problems: list[str] = []
+    count = 0
+    expected = 1
+    offset = 0
+    with path.open("rb") as handle:
+        for line in handle:
+            here, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                problems.append(f"offset {here}: not a JSON record (torn or edited line)")
+                continue
+            count += 1
+            if record.get("sha256") != record_hash(record):
+                problems.append(f"offset {here}: seq {record.get('seq')} does not match its hash")
+            if record.get("seq") != expected:
+                problems.append(f"offset {here}: seq {record.get('seq')}, expected {expected}")
+            expected = (record.get("seq") or expected) + 1
+    pairs = Node.objects.filter(kind=Kind.PAIR, scroll_path=scroll_name(conversation))
+    for pair_id, pair_offset, pair_hash in pairs.values_list("pk", "scroll_offset", "scroll_hash"):
+        with path.open("rb") as handle:
+            handle.seek(pair_offset)
+            line = handle.readline()
+        try:
+            matches = json.loads(line).get("sha256") == pair_hash
+        except ValueError:
+            matches = False
+        if not matches:
+            problems.append(f"pair {pair_id} points at offset {pair_offset}, which does not match")
+    return {
+        "conversation": conversation,
+        "records": count,
+        "ok": not problems,
+        "problems": problems,
+    }

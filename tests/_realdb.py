@@ -1,0 +1,88 @@
+"""A real, migrated SQLite file for tests that start other processes (races, file locks).
+
+Transactional test databases cannot be flushed here (nodes, edges and events refuse DELETE), so
+these tests get a fresh file of their own: migrated once per session, copied per test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from bench.synthetic import use_database
+
+_TEMPLATE: list[Path] = []
+
+
+def _migrated_template(tmp_path_factory) -> Path:
+    """Migrated once per session (a fresh migrate takes seconds), then copied per test."""
+    if not _TEMPLATE:
+        path = tmp_path_factory.mktemp("realdb") / "template.sqlite3"
+        with use_database(path):
+            call_command("migrate", verbosity=0)
+        db = sqlite3.connect(path)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
+        _TEMPLATE.append(path)
+    return _TEMPLATE[0]
+
+
+@pytest.fixture(name="real_db")
+def real_db_fixture(tmp_path, tmp_path_factory, django_db_blocker):
+    """Point Django at a fresh migrated SQLite file for the test; yields its path."""
+    path = tmp_path / "grove.sqlite3"
+    with django_db_blocker.unblock():
+        shutil.copyfile(_migrated_template(tmp_path_factory), path)
+        with use_database(path):
+            yield path
+
+
+def run_together(script: str, args: list[list[str]], *, db: Path, tmp_path: Path) -> list[str]:
+    """Start one python process per args list, release them together through a barrier file,
+    and return each one's last stdout line. The script should wait for sys.argv[1] to exist."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "grove.settings",
+        "GROVE_DB_PATH": str(db),
+        "GROVE_DATA_DIR": str(settings.DATA_DIR),
+        "GROVE_SCROLL_DIR": str(settings.GROVE_SCROLL_DIR),
+    }
+    barrier = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(barrier), *extra],
+            env=env,
+            cwd=settings.BASE_DIR,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for extra in args
+    ]
+    # Each child prints "ready" once Django is set up, so the barrier releases warm processes.
+    for proc in procs:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+    barrier.touch()
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        outputs.append(out.strip().splitlines()[-1] if out.strip() else "")
+    return outputs
+
+
+CHILD_PRELUDE = """
+import os, sys, time, django
+django.setup()
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.002)
+"""
