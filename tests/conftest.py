@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -71,3 +73,63 @@ def counts(db) -> Callable[[], dict[str, int]]:
         }
 
     return snapshot
+
+
+# --- Browser tests: real Chromium through Playwright against the live server ----------------
+
+ARTIFACTS = Path(
+    os.environ.get("GROVE_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-results")
+)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Debian's Chromium (Playwright cannot download its own here); quiet on a closed network."""
+    executable = (
+        os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    )
+    return {
+        **browser_type_launch_args,
+        "executable_path": executable,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    }
+
+
+@pytest.fixture
+def screenshot() -> Callable[..., Path]:
+    """Save a full-page screenshot under test-results/screenshots/ (a test artifact)."""
+
+    def take(page, name: str) -> Path:
+        path = ARTIFACTS / "screenshots" / f"{name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return take
+
+
+@pytest.fixture
+def owner_page(live_server, page):
+    """A Chromium page signed in as the owner through the one-time login link."""
+    from dashboard.owner import login_path
+
+    page.goto(live_server.url + login_path())
+    page.get_by_role("button", name="Sign in as the owner").click()
+    page.wait_for_url(live_server.url + "/")
+    return page
+
+
+@pytest.fixture
+def owner_client(client, db):
+    """The Django test client signed in as the owner."""
+    from dashboard.owner import ensure_owner
+
+    client.force_login(ensure_owner())
+    return client

@@ -194,7 +194,7 @@ def test_it_refuses_a_rooted_event_without_the_matching_hash(note):
 
 
 def test_it_allows_only_one_rooted_event_per_node(note):
-    detail = '{"body_hash": "%s", "adopting_words": "I hold this true"}' % note.body_hash
+    detail = f'{{"body_hash": "{note.body_hash}", "adopting_words": "I hold this true"}}'
     sql = (
         "INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail) VALUES "
         "('2026-01-01', 'rooted', %s, 'owner', '', '{}', %s)"
