@@ -1,0 +1,297 @@
+"""The acts: the only code that changes trust (DESIGN.md, Ceremonies).
+
+Each act is one atomic function that writes its Event and nothing else (supersede also writes
+the new node, through the one write path). Transactions are BEGIN IMMEDIATE, so the reads inside
+atomic() happen under the database's write lock: every precondition is re-checked there, and of
+two racing ceremonies exactly one wins. The unique partial indexes memory_event_one_rooted and
+memory_event_one_superseded, and the trigger memory_event_rooted_hash_matches, hold the same
+rules for any other path.
+
+Only the owner roots, supersedes, seals, unseals and rejects; an agent may propose. The API
+never exposes the owner's acts, and they refuse an "agent:" actor as defence in depth.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from memory import audit
+from memory.errors import Conflict, Forbidden, GroveError, Invalid, NotFound, TooLarge
+from memory.models import EventKind, Kind, Node, Trust
+from memory.trust import trust_of
+from memory.write import body_hash_of, scrub, write_node
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+MAX_ADOPTING_CHARS = 2000
+MAX_REASON_CHARS = 64  # Event.reason is a short label; longer words go in detail
+
+
+def _owner(owner: Any) -> str:
+    if not isinstance(owner, str) or not owner.strip():
+        raise Invalid("an act needs the owner's name", code="no_actor")
+    if owner.strip().lower().startswith("agent:"):
+        raise Forbidden("only the owner performs this act; an agent may only propose")
+    return owner.strip()
+
+
+def _hash(value: Any) -> str:
+    text = value.strip().lower() if isinstance(value, str) else ""
+    if not _HEX64.fullmatch(text):
+        raise Invalid(
+            "expected_body_hash must be the 64-hex sha256 of the body as displayed",
+            code="bad_hash",
+        )
+    return text
+
+
+def _words(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Invalid(
+            "adopting words are required: say, in your own words, that you adopt this",
+            code="no_adopting_words",
+        )
+    if len(value) > MAX_ADOPTING_CHARS:
+        raise TooLarge(f"adopting words are limited to {MAX_ADOPTING_CHARS} characters")
+    return value.strip()
+
+
+def _reason(value: Any, *, required: bool = False) -> str:
+    if not isinstance(value, str):
+        raise Invalid("reason must be text", code="bad_reason")
+    value = value.strip()
+    if required and not value:
+        raise Invalid("a reason is required", code="no_reason")
+    return value
+
+
+def _node(node_id: Any, *, domains: list[str] | None = None) -> Node:
+    try:
+        pk = int(node_id)
+    except (TypeError, ValueError):
+        raise NotFound(f"node {node_id!r} not found") from None
+    qs = Node.objects.filter(pk=pk)
+    if domains is not None:
+        qs = qs.filter(domain__in=list(domains))
+    node = qs.first()
+    if node is None:
+        raise NotFound(f"node {node_id} not found")
+    return node
+
+
+def _record(kind: EventKind, **fields: Any):
+    """audit.record, turning a unique-index refusal (a racing act won) into a Conflict."""
+    try:
+        with transaction.atomic():
+            return audit.record(kind, **fields)
+    except IntegrityError as exc:
+        raise Conflict(f"another act got there first: {exc}", code="race_lost") from exc
+
+
+def _short(reason: str) -> tuple[str, dict[str, Any]]:
+    """Event.reason holds a short label; a longer reason travels whole in detail."""
+    if len(reason) <= MAX_REASON_CHARS:
+        return reason, {}
+    return reason[: MAX_REASON_CHARS - 1] + "…", {"reason": reason}
+
+
+def _check_rootable(node: Node, trust: str) -> None:
+    if trust in (Trust.SEALED, Trust.REJECTED, Trust.SUPERSEDED):
+        raise Conflict(f"node {node.pk} is {trust}: it cannot be rooted", code=f"is_{trust}")
+    if trust == Trust.GROUND:
+        raise Conflict(f"node {node.pk} is already ground", code="is_ground")
+    if not node.is_live:
+        raise Conflict(f"node {node.pk} has decayed: restore it before rooting", code="decayed")
+
+
+def propose(node_id: int, *, actor: str, reason: str = "", domains: list[str] | None = None):
+    """Propose a node for rooting (agents may). Reads no clock but the store clock for the event.
+
+    Refuses (NotFound) unknown, out-of-domain or sealed nodes (sealed is invisible, even by id);
+    (Conflict) decayed nodes and nodes already proposed, ground, superseded or rejected.
+    """
+    if not isinstance(actor, str) or not actor.strip():
+        raise Invalid("a proposal needs an actor", code="no_actor")
+    label, extra = _short(_reason(reason))
+    with transaction.atomic():
+        node = _node(node_id, domains=domains)
+        trust = trust_of(node.pk)
+        if trust == Trust.SEALED:
+            raise NotFound(f"node {node_id} not found")
+        if trust != Trust.UNREVIEWED:
+            raise Conflict(f"node {node.pk} is already {trust}", code=f"is_{trust}")
+        if not node.is_live:
+            raise Conflict(f"node {node.pk} has decayed", code="decayed")
+        return _record(
+            EventKind.PROPOSED,
+            node=node,
+            actor=actor.strip(),
+            reason=label,
+            detail={"body_hash": node.body_hash, **extra},
+        )
+
+
+def root(node_id: int, *, adopting_words: str, expected_body_hash: str, owner: str):
+    """Make a node ground: the owner adopts the exact words they were shown.
+
+    Refuses (Forbidden) an agent actor; (Invalid) a malformed hash or empty adopting words;
+    (NotFound) an unknown node; (Conflict) a stale hash, or a node that is decayed, sealed,
+    rejected, superseded or already ground -- all re-checked under the write lock.
+    """
+    owner = _owner(owner)
+    expected = _hash(expected_body_hash)
+    words = _words(adopting_words)
+    with transaction.atomic():
+        node = _node(node_id)
+        _check_rootable(node, trust_of(node.pk))
+        if node.body_hash != expected:
+            raise Conflict(
+                f"stale hash: node {node.pk}'s body has hash {node.body_hash}, not {expected}; "
+                "review the text again before adopting it",
+                code="stale_hash",
+            )
+        return _record(
+            EventKind.ROOTED,
+            node=node,
+            actor=owner,
+            detail={"body_hash": node.body_hash, "adopting_words": words},
+        )
+
+
+def preview_supersede(new_body: str) -> dict[str, str]:
+    """The replacement text as it will be stored (scrubbed) and its hash, to show the owner
+    before they confirm; supersede() requires that hash back. Refuses empty text."""
+    if not isinstance(new_body, str):
+        raise Invalid("the new body must be text", code="bad_body")
+    clean = scrub(new_body)
+    if not clean:
+        raise Invalid("the new body is empty once transport scaffolding is removed")
+    return {"body": clean, "body_hash": body_hash_of(clean)}
+
+
+def supersede(
+    old_id: int, *, new_body: str, adopting_words: str, expected_body_hash: str, owner: str
+) -> Node:
+    """Replace a ground node with new words that become ground; the old one is superseded for
+    good (still on record, never ground again). Returns the new ground node.
+
+    The new node goes through write_node (scrubbed; same kind, jurisdiction and domain as the
+    old; derived_from the old; signed by the owner). If the text already lives in another node
+    of that domain, that node is the replacement. Refuses (Forbidden) an agent actor; (Invalid)
+    a malformed hash, empty words or body, a pair (a pair is what was said; it is not replaced);
+    (Conflict) an old node that is not ground, a hash that does not match the new text as
+    displayed, new text equal to the old, or rejected text (tombstoned; recorded on the
+    rejected node) -- all re-checked under the write lock.
+    """
+    owner = _owner(owner)
+    expected = _hash(expected_body_hash)
+    words = _words(adopting_words)
+    preview = preview_supersede(new_body)
+    if preview["body_hash"] != expected:
+        raise Conflict(
+            f"stale hash: the new text as stored has hash {preview['body_hash']}, not "
+            f"{expected}; preview it again before confirming",
+            code="stale_hash",
+        )
+    refusal: GroveError | None = None
+    with transaction.atomic():
+        old = _node(old_id)
+        trust = trust_of(old.pk)
+        if trust != Trust.GROUND:
+            raise Conflict(
+                f"node {old.pk} is {trust}: only ground can be superseded", code="not_ground"
+            )
+        if old.kind == Kind.PAIR:
+            raise Invalid("a pair is what was said: it cannot be superseded", code="is_pair")
+        try:
+            result = write_node(
+                body=preview["body"],
+                kind=old.kind,
+                jurisdiction=old.jurisdiction,
+                domain=old.domain,
+                signature=owner,
+                origins=[{"id": old.pk, "relation": "derived_from"}],
+                source=old.source,
+                actor=owner,
+            )
+        except Conflict as exc:
+            # Tombstoned text: write_node stored nothing but its rearrival_refused event, which
+            # must survive, so this transaction commits (it wrote nothing else) before raising.
+            refusal = exc
+        if refusal is None:
+            new = result.node
+            if new.pk == old.pk:
+                raise Conflict("the new text is the old text: nothing to supersede", code="same")
+            new_trust = trust_of(new.pk)
+            if new_trust != Trust.GROUND:
+                _check_rootable(new, new_trust)
+                _record(
+                    EventKind.ROOTED,
+                    node=new,
+                    actor=owner,
+                    related_node=old,
+                    detail={
+                        "body_hash": new.body_hash,
+                        "adopting_words": words,
+                        "supersedes": old.pk,
+                    },
+                )
+            _record(
+                EventKind.SUPERSEDED,
+                node=old,
+                actor=owner,
+                related_node=new,
+                detail={
+                    "body_hash": old.body_hash,
+                    "new_body_hash": new.body_hash,
+                    "adopting_words": words,
+                },
+            )
+    if refusal is not None:
+        raise refusal
+    return new
+
+
+def seal(node_id: int, *, owner: str, reason: str = ""):
+    """Hide a node from every read (no body, excerpt or hash anywhere). Refuses (Forbidden) an
+    agent actor, (NotFound) an unknown node, (Conflict) a node already sealed."""
+    owner = _owner(owner)
+    label, extra = _short(_reason(reason))
+    with transaction.atomic():
+        node = _node(node_id)
+        if trust_of(node.pk) == Trust.SEALED:
+            raise Conflict(f"node {node.pk} is already sealed", code="is_sealed")
+        return _record(EventKind.SEALED, node=node, actor=owner, reason=label, detail=extra)
+
+
+def unseal(node_id: int, *, owner: str, reason: str = ""):
+    """Restore a sealed node to what its trust was before. Refuses (Forbidden) an agent actor,
+    (NotFound) an unknown node, (Conflict) a node that is not sealed."""
+    owner = _owner(owner)
+    label, extra = _short(_reason(reason))
+    with transaction.atomic():
+        node = _node(node_id)
+        if trust_of(node.pk) != Trust.SEALED:
+            raise Conflict(f"node {node.pk} is not sealed", code="not_sealed")
+        return _record(EventKind.UNSEALED, node=node, actor=owner, reason=label, detail=extra)
+
+
+def reject(node_id: int, *, owner: str, reason: str):
+    """Reject a node: its content becomes a tombstone that write_node refuses on re-arrival
+    (same domain, same content_key). Refuses (Forbidden) an agent actor, (Invalid) an empty
+    reason, (NotFound) an unknown node, (Conflict) a node already rejected."""
+    owner = _owner(owner)
+    label, extra = _short(_reason(reason, required=True))
+    with transaction.atomic():
+        node = _node(node_id)
+        if node.events.filter(kind=EventKind.REJECTED).exists():
+            raise Conflict(f"node {node.pk} is already rejected", code="is_rejected")
+        return _record(
+            EventKind.REJECTED,
+            node=node,
+            actor=owner,
+            reason=label,
+            detail={"body_hash": node.body_hash, "content_key": node.content_key, **extra},
+        )

@@ -1,0 +1,272 @@
+from __future__ import annotations
+
+import pytest
+
+from memory.errors import Conflict, Forbidden, Invalid, NotFound
+from memory.models import Edge, Event, Node, Trust
+from memory.trust import trust_map, trust_of, with_trust
+from review.ceremony import (
+    preview_supersede,
+    propose,
+    reject,
+    root,
+    seal,
+    supersede,
+    unseal,
+)
+
+OWNER = "owner"
+
+
+def _root(node, words="I adopt this."):
+    return root(node.pk, adopting_words=words, expected_body_hash=node.body_hash, owner=OWNER)
+
+
+def _seen(node) -> set[str]:
+    """Trust as every reader sees it: the annotation, the map and the single lookup."""
+    annotated = with_trust(Node.objects.filter(pk=node.pk)).get().trust
+    return {annotated, trust_map([node.pk])[node.pk], trust_of(node.pk)}
+
+
+def test_a_fresh_node_is_unreviewed(make_note):
+    assert _seen(make_note("The boiler is serviced in March.")) == {Trust.UNREVIEWED}
+
+
+def test_propose_makes_it_proposed_and_agents_may(make_note):
+    node = make_note("Ana prefers tea.")
+    event = propose(node.pk, actor="agent:scout", reason="seen three times")
+    assert (event.kind, event.actor, event.detail["body_hash"]) == (
+        "proposed",
+        "agent:scout",
+        node.body_hash,
+    )
+    assert _seen(node) == {Trust.PROPOSED}
+
+
+def test_propose_twice_is_refused(make_note):
+    node = make_note("Ana prefers tea.")
+    propose(node.pk, actor="agent:scout")
+    with pytest.raises(Conflict, match="already proposed"):
+        propose(node.pk, actor="agent:other")
+
+
+def test_propose_hides_sealed_and_out_of_domain_nodes(make_note):
+    sealed = make_note("A private thing.")
+    seal(sealed.pk, owner=OWNER)
+    with pytest.raises(NotFound):
+        propose(sealed.pk, actor="agent:scout")
+    work = make_note("A work thing.", domain="work")
+    with pytest.raises(NotFound):
+        propose(work.pk, actor="agent:scout", domains=["personal"])
+
+
+def test_root_makes_it_ground_with_the_hash_and_words_on_record(make_note):
+    node = make_note("The spare key is under the blue pot.")
+    propose(node.pk, actor="agent:scout")
+    event = _root(node, "Yes, that is where it is.")
+    assert event.detail == {
+        "body_hash": node.body_hash,
+        "adopting_words": "Yes, that is where it is.",
+    }
+    assert _seen(node) == {Trust.GROUND}
+
+
+def test_root_refuses_an_agent(make_note, counts):
+    node = make_note("The spare key is under the blue pot.")
+    before = counts()
+    with pytest.raises(Forbidden):
+        root(node.pk, adopting_words="yes", expected_body_hash=node.body_hash, owner="agent:x")
+    assert counts() == before
+
+
+def test_root_refuses_empty_adopting_words(make_note):
+    node = make_note("The spare key is under the blue pot.")
+    with pytest.raises(Invalid, match="adopting words"):
+        _root(node, "   ")
+
+
+def test_root_refuses_an_unknown_node(db):
+    with pytest.raises(NotFound):
+        root(999999, adopting_words="yes", expected_body_hash="a" * 64, owner=OWNER)
+
+
+def test_seal_hides_and_unseal_restores_the_earlier_trust(make_note):
+    node = make_note("My blood pressure readings.")
+    _root(node)
+    seal(node.pk, owner=OWNER, reason="private")
+    assert _seen(node) == {Trust.SEALED}
+    unseal(node.pk, owner=OWNER)
+    assert _seen(node) == {Trust.GROUND}
+
+
+def test_seal_and_unseal_refuse_agents(make_note):
+    node = make_note("My blood pressure readings.")
+    with pytest.raises(Forbidden):
+        seal(node.pk, owner="agent:x")
+    seal(node.pk, owner=OWNER)
+    with pytest.raises(Forbidden):
+        unseal(node.pk, owner="Agent:x")
+
+
+def test_reject_makes_it_rejected_and_needs_a_reason(make_note):
+    node = make_note("The moon is made of cheese.")
+    with pytest.raises(Invalid, match="reason"):
+        reject(node.pk, owner=OWNER, reason=" ")
+    reject(node.pk, owner=OWNER, reason="false")
+    assert _seen(node) == {Trust.REJECTED}
+    with pytest.raises(Conflict, match="already rejected"):
+        reject(node.pk, owner=OWNER, reason="still false")
+
+
+def test_reject_refuses_an_agent(make_note):
+    node = make_note("The moon is made of cheese.")
+    with pytest.raises(Forbidden):
+        reject(node.pk, owner="agent:x", reason="false")
+
+
+def test_rejected_content_is_refused_on_rearrival_end_to_end(make_note, root_note):
+    node = make_note("The moon is made of cheese.")
+    reject(node.pk, owner=OWNER, reason="false")
+    with pytest.raises(Conflict, match="rejected by the owner") as refused:
+        make_note("the MOON is made of   cheese.")
+    assert refused.value.code == "tombstoned"
+    event = Event.objects.get(kind="rearrival_refused")
+    assert event.node_id == node.pk
+    assert Node.objects.filter(content_key=node.content_key).count() == 1
+
+
+def test_rejected_content_may_live_in_another_domain(make_note):
+    node = make_note("The moon is made of cheese.")
+    reject(node.pk, owner=OWNER, reason="false")
+    assert make_note("The moon is made of cheese.", domain="fiction").pk != node.pk
+
+
+def test_a_long_reason_is_kept_whole_in_detail(make_note):
+    node = make_note("The moon is made of cheese.")
+    long = "because " * 20
+    event = reject(node.pk, owner=OWNER, reason=long)
+    assert len(event.reason) <= 64
+    assert event.detail["reason"] == long.strip()
+
+
+def test_preview_shows_the_scrubbed_text_and_its_hash():
+    preview = preview_supersede("<think>hm</think> The key moved to the shed. ")
+    assert preview["body"] == "The key moved to the shed."
+    import hashlib
+
+    assert preview["body_hash"] == hashlib.sha256(b"The key moved to the shed.").hexdigest()
+
+
+def test_supersede_writes_new_ground_and_retires_the_old(make_note):
+    old = make_note("The spare key is under the blue pot.", kind="journal", domain="home")
+    _root(old)
+    preview = preview_supersede("<think>x</think>The spare key is in the shed.")
+    new = supersede(
+        old.pk,
+        new_body="<think>x</think>The spare key is in the shed.",
+        adopting_words="Moved it today.",
+        expected_body_hash=preview["body_hash"],
+        owner=OWNER,
+    )
+    assert (new.body, new.kind, new.jurisdiction, new.domain, new.signature) == (
+        "The spare key is in the shed.",
+        "journal",
+        "home",
+        "home",
+        OWNER,
+    )
+    assert Edge.objects.filter(from_node=new, to_node=old, kind="derived_from").exists()
+    assert _seen(new) == {Trust.GROUND}
+    assert _seen(old) == {Trust.SUPERSEDED}
+    superseded = Event.objects.get(node=old, kind="superseded")
+    assert superseded.related_node_id == new.pk
+
+
+def test_supersede_refuses_a_hash_of_the_unscrubbed_text(make_note, counts):
+    import hashlib
+
+    old = make_note("The spare key is under the blue pot.")
+    _root(old)
+    raw = "<think>x</think>The spare key is in the shed."
+    before = counts()
+    with pytest.raises(Conflict, match="stale hash"):
+        supersede(
+            old.pk,
+            new_body=raw,
+            adopting_words="yes",
+            expected_body_hash=hashlib.sha256(raw.encode()).hexdigest(),
+            owner=OWNER,
+        )
+    assert counts() == before
+
+
+def test_supersede_refuses_the_same_text(make_note):
+    old = make_note("The spare key is under the blue pot.")
+    _root(old)
+    with pytest.raises(Conflict, match="nothing to supersede"):
+        supersede(
+            old.pk,
+            new_body=old.body,
+            adopting_words="yes",
+            expected_body_hash=old.body_hash,
+            owner=OWNER,
+        )
+    assert trust_of(old.pk) == Trust.GROUND
+
+
+def test_supersede_onto_existing_text_roots_that_node(make_note):
+    old = make_note("The spare key is under the blue pot.")
+    existing = make_note("The spare key is in the shed.")
+    _root(old)
+    new = supersede(
+        old.pk,
+        new_body=existing.body,
+        adopting_words="yes",
+        expected_body_hash=existing.body_hash,
+        owner=OWNER,
+    )
+    assert new.pk == existing.pk
+    assert (trust_of(existing.pk), trust_of(old.pk)) == (Trust.GROUND, Trust.SUPERSEDED)
+
+
+def test_supersede_with_rejected_text_is_refused_and_the_refusal_recorded(make_note):
+    old = make_note("The spare key is under the blue pot.")
+    wrong = make_note("The spare key is on the roof.")
+    reject(wrong.pk, owner=OWNER, reason="false")
+    _root(old)
+    with pytest.raises(Conflict, match="rejected by the owner"):
+        supersede(
+            old.pk,
+            new_body=wrong.body,
+            adopting_words="yes",
+            expected_body_hash=wrong.body_hash,
+            owner=OWNER,
+        )
+    assert Event.objects.filter(kind="rearrival_refused", node=wrong).count() == 1
+    assert trust_of(old.pk) == Trust.GROUND
+
+
+def test_supersede_refuses_an_agent(make_note):
+    old = make_note("The spare key is under the blue pot.")
+    _root(old)
+    p = preview_supersede("new")
+    with pytest.raises(Forbidden):
+        supersede(
+            old.pk,
+            new_body="new",
+            adopting_words="y",
+            expected_body_hash=p["body_hash"],
+            owner="agent:x",
+        )
+
+
+def test_every_trust_state_as_of_an_earlier_time(make_note):
+    node = make_note("The spare key is under the blue pot.")
+    proposed = propose(node.pk, actor="agent:scout")
+    rooted = _root(node)
+    sealed = seal(node.pk, owner=OWNER)
+    assert trust_of(node.pk, as_of=proposed.at) == Trust.PROPOSED
+    assert trust_of(node.pk, as_of=rooted.at) == Trust.GROUND
+    assert trust_of(node.pk, as_of=sealed.at) == Trust.SEALED
+    annotated = with_trust(Node.objects.filter(pk=node.pk), as_of=rooted.at).get()
+    assert annotated.trust == Trust.GROUND
