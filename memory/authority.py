@@ -1,0 +1,170 @@
+"""Why a node may be believed: its authority report (any node) and its walk back (ground).
+
+Both give previews only, never a body. A sealed node's report is {"id", "trust": "sealed"} and
+nothing else: no hash, no excerpt, no events. Nodes outside the caller's domains do not exist.
+
+Decision: adopting words appear in walk_back (the adoption is what a walk back is for) but not
+in authority_report, which agents read through the API next to recall: the owner's words of
+adoption are theirs, and an event list (kind, time, actor, reason) already says who did what.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from memory.clocks import parse_instant
+from memory.errors import Conflict, NotFound
+from memory.models import Edge, Event, EventKind, Node, Trust
+from memory.trust import AUTHORITY_KINDS, trust_map
+
+PREVIEW_CHARS = 160
+# Trust states whose words are never shown: sealed hides everything, rejected is a tombstone.
+_NO_EXCERPT = frozenset({Trust.SEALED, Trust.REJECTED})
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _visible_node(node_id: Any, domains: Iterable[str] | None) -> Node:
+    try:
+        pk = int(node_id)
+    except (TypeError, ValueError):
+        raise NotFound(f"node {node_id!r} not found") from None
+    qs = Node.objects.filter(pk=pk)
+    if domains is not None:
+        qs = qs.filter(domain__in=list(domains))
+    node = qs.first()
+    if node is None:
+        raise NotFound(f"node {node_id} not found")
+    return node
+
+
+def preview(node: Node, trust: str) -> dict[str, Any]:
+    """A bounded preview of one node; a sealed one shows only its id and trust."""
+    if trust == Trust.SEALED:
+        return {"id": node.pk, "trust": trust}
+    text = node.body if len(node.body) <= PREVIEW_CHARS else node.body[: PREVIEW_CHARS - 1] + "…"
+    return {
+        "jurisdiction": node.jurisdiction,
+        "id": node.pk,
+        "trust": trust,
+        "kind": node.kind,
+        "excerpt": "" if trust in _NO_EXCERPT else text,
+        "source": node.source,
+        "live": node.is_live,
+    }
+
+
+def _origins(
+    node: Node, domains: Iterable[str] | None, as_of: datetime | None
+) -> list[dict[str, Any]]:
+    """Previews of what the node came from (its outgoing edges), lawful ones only."""
+    edges = Edge.objects.filter(from_node=node).exclude(kind="similar").select_related("to_node")
+    if as_of is not None:
+        edges = edges.filter(created_at__lte=as_of)
+    if domains is not None:
+        edges = edges.filter(to_node__domain__in=list(domains))
+    edges = list(edges.order_by("id"))
+    trusts = trust_map([edge.to_node_id for edge in edges], as_of=as_of)
+    return [
+        {"relation": edge.kind, **preview(edge.to_node, trusts[edge.to_node_id])} for edge in edges
+    ]
+
+
+def _live_at(node: Node, as_of: datetime | None) -> bool:
+    """Lifecycle as of a time, from the log (decayed vs restored/revived); now, from the flag."""
+    if as_of is None:
+        return node.is_live
+    latest = (
+        Event.objects.filter(
+            node=node,
+            kind__in=[EventKind.DECAYED, EventKind.RESTORED, EventKind.REVIVED],
+            at__lte=as_of,
+        )
+        .order_by("-at", "-id")
+        .values_list("kind", flat=True)
+        .first()
+    )
+    return latest != EventKind.DECAYED
+
+
+def authority_report(
+    node_id: int, *, domains: Iterable[str] | None = None, as_of: str | datetime | None = None
+) -> dict[str, Any]:
+    """Trust, lifecycle flags, body hash, authority events and previews of origins, as the node
+    stands now or stood at `as_of` (audit clock Event.at and store clock created_at).
+
+    Never a body. Refuses (NotFound) unknown nodes, nodes outside `domains` and nodes not yet
+    written at `as_of`; (Invalid) a naive as_of. A sealed node reports only its id and trust.
+    """
+    when = parse_instant(as_of, field="as_of")
+    node = _visible_node(node_id, domains)
+    if when is not None and node.created_at > when:
+        raise NotFound(f"node {node_id} did not exist at {when.isoformat()}")
+    trust = trust_map([node.pk], as_of=when)[node.pk]
+    if trust == Trust.SEALED:
+        return {"id": node.pk, "trust": trust}
+    events = Event.objects.filter(node=node, kind__in=AUTHORITY_KINDS)
+    if when is not None:
+        events = events.filter(at__lte=when)
+    permanent = node.permanent and (when is None or node.permanent_at <= when)
+    return {
+        **preview(node, trust),
+        "domain": node.domain,
+        "signature": node.signature,
+        "body_hash": node.body_hash,
+        "created_at": _iso(node.created_at),
+        "referent_time": _iso(node.referent_time),
+        "live": _live_at(node, when),
+        "decayed_at": _iso(node.decayed_at) if when is None else None,
+        "permanent": permanent,
+        "permanent_at": _iso(node.permanent_at) if permanent else None,
+        "as_of": _iso(when),
+        "events": [
+            {
+                "kind": event.kind,
+                "at": _iso(event.at),
+                "actor": event.actor,
+                "reason": event.reason,
+                "related_node": event.related_node_id,
+            }
+            for event in events.order_by("at", "id")
+        ],
+        "origins": _origins(node, domains, when),
+    }
+
+
+def walk_back(node_id: int, *, domains: Iterable[str] | None = None) -> dict[str, Any]:
+    """Why a ground node is ground: its adoption (who, when, adopting words, the hash adopted),
+    what it came from (previews) and, for a pair, its scroll pointer. Reads no clock.
+
+    Refuses (NotFound) unknown, out-of-domain and sealed nodes; (Conflict) a node that is not
+    ground (only ground has an adoption to walk back to).
+    """
+    node = _visible_node(node_id, domains)
+    trust = trust_map([node.pk])[node.pk]
+    if trust == Trust.SEALED:
+        raise NotFound(f"node {node_id} not found")
+    if trust != Trust.GROUND:
+        raise Conflict(f"node {node.pk} is {trust}, not ground", code="not_ground")
+    rooted = Event.objects.get(node=node, kind=EventKind.ROOTED)
+    return {
+        **preview(node, trust),
+        "body_hash": node.body_hash,
+        "adoption": {
+            "actor": rooted.actor,
+            "at": _iso(rooted.at),
+            "adopting_words": rooted.detail.get("adopting_words", ""),
+            "body_hash": rooted.detail.get("body_hash", ""),
+            "supersedes": rooted.detail.get("supersedes"),
+        },
+        "origins": _origins(node, domains, None),
+        "scroll": (
+            {"path": node.scroll_path, "offset": node.scroll_offset, "hash": node.scroll_hash}
+            if node.scroll_path
+            else None
+        ),
+    }
