@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import pytest
+
+from memory.errors import Conflict, Invalid, NotFound
+from memory.models import Edge, Event, Trust
+from memory.questions import answer, feed, is_open, open_questions_near, plant_question, reopen
+from memory.trust import trust_of
+from review.ceremony import seal
+
+
+@pytest.fixture
+def topic(make_note):
+    return make_note("The boiler makes a knocking noise.")
+
+
+def _ask(topic, body="Why does the boiler knock?"):
+    return plant_question(body, about=[topic.pk], signature="owner", domain="personal")
+
+
+def test_plant_writes_a_question_asking_about_its_nodes(topic):
+    question = _ask(topic)
+    assert (question.kind, question.jurisdiction) == ("question", "home")
+    assert Edge.objects.filter(from_node=question, to_node=topic, kind="asks_about").exists()
+
+
+def test_plant_refuses_no_subject_and_other_domains(topic, make_note):
+    with pytest.raises(Invalid):
+        plant_question("Why?", about=[], signature="owner")
+    work = make_note("Quarterly numbers.", domain="work")
+    with pytest.raises(NotFound):
+        plant_question("Why?", about=[work.pk], signature="owner", domain="personal")
+
+
+def test_feed_answer_and_reopen_write_edges_toward_the_question(topic, make_note):
+    question = _ask(topic)
+    clue = make_note("The knocking started after the pressure drop.")
+    fix = make_note("Topping up the pressure stopped the knocking.")
+    later = make_note("It knocks again in the cold.")
+    feed(question.pk, clue.pk, actor="owner")
+    answer(question.pk, fix.pk, actor="owner")
+    reopen(question.pk, actor="owner", by_node_id=later.pk)
+    kinds = set(Edge.objects.filter(to_node=question).values_list("from_node_id", "kind"))
+    assert kinds == {(clue.pk, "feeds"), (fix.pk, "answers"), (later.pk, "reopens")}
+
+
+def test_a_question_is_open_until_answered_and_open_again_when_reopened(topic, make_note):
+    question = _ask(topic)
+    assert is_open(question.pk)
+    answer(question.pk, make_note("Air in the pipes.").pk, actor="owner")
+    assert not is_open(question.pk)
+    reopen(question.pk, actor="owner", by_node_id=make_note("Still knocks.").pk)
+    assert is_open(question.pk)
+    answer(question.pk, make_note("The pump bearing was worn.").pk, actor="owner")
+    assert not is_open(question.pk)
+
+
+def test_the_same_node_cannot_answer_twice(topic, make_note):
+    question = _ask(topic)
+    fix = make_note("Air in the pipes.")
+    answer(question.pk, fix.pk, actor="owner")
+    reopen(question.pk, actor="owner", by_node_id=make_note("Still knocks.").pk)
+    with pytest.raises(Conflict, match="already answered"):
+        answer(question.pk, fix.pk, actor="owner")
+
+
+def test_answering_never_makes_anything_ground(topic, make_note):
+    question = _ask(topic)
+    fix = make_note("Air in the pipes.")
+    answer(question.pk, fix.pk, actor="agent:helper")
+    assert {trust_of(question.pk), trust_of(fix.pk), trust_of(topic.pk)} == {Trust.UNREVIEWED}
+    assert not Event.objects.filter(kind="rooted").exists()
+
+
+def test_feed_refuses_a_non_question_and_a_self_link(topic, make_note):
+    with pytest.raises(Invalid, match="not a question"):
+        feed(topic.pk, make_note("x").pk, actor="owner")
+    question = _ask(topic)
+    with pytest.raises(Invalid):
+        feed(question.pk, question.pk, actor="owner")
+
+
+def test_open_questions_near_are_ranked_by_distinct_feeders(topic, make_note):
+    few = _ask(topic, "Is it the pump?")
+    many = _ask(topic, "Is it the pressure?")
+    for i in range(3):
+        feed(many.pk, make_note(f"Pressure clue {i}.").pk, actor="owner")
+    feed(few.pk, make_note("Pump clue.").pk, actor="owner")
+    near = open_questions_near([topic.pk])
+    assert [(q["id"], q["feeders"]) for q in near] == [(many.pk, 3), (few.pk, 1)]
+
+
+def test_open_questions_near_leave_out_answered_sealed_and_far_ones(topic, make_note):
+    answered = _ask(topic, "Answered?")
+    sealed = _ask(topic, "Sealed?")
+    far = plant_question("Far?", about=[make_note("Elsewhere.").pk], signature="owner")
+    kept = _ask(topic, "Still open?")
+    answer(answered.pk, make_note("Yes.").pk, actor="owner")
+    seal(sealed.pk, owner="owner")
+    ids = [q["id"] for q in open_questions_near([topic.pk])]
+    assert ids == [kept.pk]
+    assert far.pk not in ids
+
+
+def test_a_question_fed_by_a_node_is_near_it(topic, make_note):
+    question = _ask(topic)
+    clue = make_note("A clue.")
+    feed(question.pk, clue.pk, actor="owner")
+    assert [q["id"] for q in open_questions_near([clue.pk])] == [question.pk]
