@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory.drift import find_drift
+
+
+class Command(BaseCommand):
+    help = (
+        "Report ground nodes whose source file is missing or no longer matches the hash "
+        "recorded at import; exit non-zero on any drift."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--base", default="", help="resolve relative sources against this")
+
+    def handle(self, *args, base: str = "", **options) -> None:
+        drift = find_drift(base=Path(base) if base else None)
+        for item in drift:
+            if item["problem"] == "missing":
+                self.stdout.write(f"node {item['id']}: {item['path']} is missing")
+            else:
+                self.stdout.write(
+                    f"node {item['id']}: {item['path']} changed: recorded {item['recorded']}, "
+                    f"now {item['current']}"
+                )
+        if drift:
+            raise CommandError(f"{len(drift)} ground node(s) drifted from their files")
+        self.stdout.write("no drift")

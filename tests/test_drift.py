@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from memory.drift import find_drift
+from memory.write import write_node
+from review.ceremony import root
+
+
+@pytest.fixture
+def imported(db, tmp_path):
+    """A ground import whose file and recorded hash agree."""
+    path = tmp_path / "recipes.md"
+    path.write_text("Bread: flour, water, salt.")
+    node = write_node(
+        body="Bread: flour, water, salt.",
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
+        source=str(path),
+        metadata={"file_hash": hashlib.sha256(path.read_bytes()).hexdigest()},
+    ).node
+    root(node.pk, adopting_words="My recipe.", expected_body_hash=node.body_hash, owner="owner")
+    return node, path
+
+
+def test_no_drift_when_the_file_matches(imported, capsys):
+    assert find_drift() == []
+    call_command("drift")
+    assert "no drift" in capsys.readouterr().out
+
+
+def test_it_reports_a_changed_file_with_both_hashes(imported, capsys):
+    node, path = imported
+    path.write_text("Bread: flour, water, salt, yeast.")
+    new_hash = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(CommandError, match="1 ground node"):
+        call_command("drift")
+    out = capsys.readouterr().out
+    assert node.metadata["file_hash"] in out and new_hash in out
+
+
+def test_it_reports_a_missing_file(imported, capsys):
+    node, path = imported
+    path.unlink()
+    with pytest.raises(CommandError):
+        call_command("drift")
+    assert f"node {node.pk}: {path} is missing" in capsys.readouterr().out
+
+
+def test_only_ground_counts(db, tmp_path):
+    write_node(
+        body="Unreviewed import.",
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
+        source=str(tmp_path / "gone.md"),
+        metadata={"file_hash": "0" * 64},
+    )
+    assert find_drift() == []
+
+
+def test_relative_sources_resolve_against_base(db, tmp_path):
+    (tmp_path / "a.md").write_text("A.")
+    node = write_node(
+        body="A.",
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
+        source="a.md",
+        metadata={"file_hash": hashlib.sha256(b"A.").hexdigest()},
+    ).node
+    root(node.pk, adopting_words="yes", expected_body_hash=node.body_hash, owner="owner")
+    assert find_drift(base=tmp_path) == []
+    assert [d["problem"] for d in find_drift(base=tmp_path / "elsewhere")] == ["missing"]
