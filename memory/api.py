@@ -1,0 +1,543 @@
+"""The agents' door: scoped operations and the JSON views (/api/v1/) that expose them.
+
+Every operation takes the caller's ApiToken and enforces its scope itself, so the HTTP views and
+the MCP tools (memory/mcp_server.py) share one set of rules:
+- reads see only the token's domains; a node outside them is NotFound (404), never Forbidden, so
+  an agent learns nothing about what lies outside its scope (sealed and rejected nodes likewise);
+- writes go to the token's first domain unless another of its domains is named; a domain outside
+  the token is Forbidden (403); a read-only token may not write or propose (403);
+- agents may propose, never root, supersede, seal, unseal or reject: those acts have no operation
+  here, only explicit refusals (403 owner_only) so the door's shape is visible and tested.
+Nothing partial is stored on any refusal: validation precedes the write path, which is atomic.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig
+from django.db.models.functions import Length
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from memory.clocks import parse_instant
+from memory.errors import Forbidden, GroveError, Invalid, NotFound, TooLarge
+from memory.models import ApiToken, Node
+from memory.tokens import actor_of, authenticate
+from memory.trust import HIDDEN, trust_map
+from memory.write import WriteResult, write_node
+
+SCOPES = ("home", "wild", "both")
+MAX_RECALL_LIMIT = 100
+DEFAULT_CONTEXT_BUDGET = 2000
+MAX_CONTEXT_BUDGET = 50_000
+CHARS_PER_TOKEN = 4
+OWNER_ONLY_ACTS = ("root", "supersede", "seal", "unseal", "reject")
+NODE_FIELDS = frozenset(
+    {
+        "body",
+        "kind",
+        "jurisdiction",
+        "signature",
+        "origins",
+        "source",
+        "domain",
+        "referent_time",
+        "metadata",
+    }
+)
+TURN_FIELDS = frozenset(
+    {"conversation", "user", "assistant", "referent_time", "domain", "signature"}
+)
+
+
+# --- scope ---------------------------------------------------------------------------------
+
+
+def _require_writable(token: ApiToken) -> None:
+    if token.read_only:
+        raise Forbidden(f"token {token.name!r} is read-only", code="read_only")
+
+
+def _write_domain(token: ApiToken, domain: Any) -> str:
+    """The domain a write lands in: the token's first unless another of its own is named."""
+    if domain is None or domain == "":
+        return token.domains[0]
+    if not isinstance(domain, str) or domain not in token.domains:
+        raise Forbidden(
+            f"domain {domain!r} is not allowed for this token (allowed: "
+            f"{', '.join(token.domains)})",
+            code="domain_not_allowed",
+        )
+    return domain
+
+
+def _read_domains(token: ApiToken, requested: list[str] | None) -> list[str]:
+    """The domains a read may see: the token's, narrowed to those requested. Asking for a
+    domain outside the token simply finds nothing there (it is not disclosed as forbidden)."""
+    if not requested:
+        return list(token.domains)
+    return [d for d in token.domains if d in requested]
+
+
+def _visible_ids(token: ApiToken, ids: set[int]) -> set[int]:
+    """Which of these nodes the token may see: in its domains and neither sealed nor rejected."""
+    in_scope = set(
+        Node.objects.filter(pk__in=ids, domain__in=token.domains).values_list("pk", flat=True)
+    )
+    trust = trust_map(in_scope)
+    return {pk for pk in in_scope if trust[pk] not in HIDDEN}
+
+
+def _visible_node(token: ApiToken, node_id: int) -> int:
+    if node_id not in _visible_ids(token, {node_id}):
+        raise NotFound(f"no node {node_id}")
+    return node_id
+
+
+def _check_origins(token: ApiToken, origins: Any) -> None:
+    """Origins must be nodes the token can see; any other id is 'unknown', exactly as a missing
+    one would be, so naming ids cannot probe another domain. Malformed entries are left to the
+    write path, which refuses them with its own message."""
+    if origins is None:
+        return
+    if not isinstance(origins, list):
+        raise Invalid("origins must be a list of {id, relation}", code="bad_origin")
+    ids: set[int] = set()
+    for origin in origins:
+        if isinstance(origin, Mapping):
+            try:
+                ids.add(int(origin.get("id")))
+            except (TypeError, ValueError):
+                continue
+    if missing := sorted(ids - _visible_ids(token, ids)):
+        raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
+
+
+# --- payload helpers -----------------------------------------------------------------------
+
+
+def _fields(data: Mapping[str, Any], *, allowed: frozenset[str], required: tuple[str, ...]) -> None:
+    if unknown := sorted(set(data) - allowed):
+        raise Invalid(
+            f"unknown field(s): {', '.join(unknown)}; expected: {', '.join(sorted(allowed))}",
+            code="unknown_field",
+        )
+    if missing := [name for name in required if data.get(name) in (None, "")]:
+        raise Invalid(f"missing field(s): {', '.join(missing)}", code="missing_field")
+
+
+def _text(data: Mapping[str, Any], name: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str):
+        raise Invalid(f"{name} must be text", code="bad_field")
+    return value
+
+
+def _int(value: Any, *, name: str, low: int, high: int, default: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise Invalid(f"{name} must be an integer", code="bad_field") from None
+    if not low <= number <= high:
+        raise Invalid(f"{name} must be between {low} and {high}", code="bad_field")
+    return number
+
+
+def _scope(value: Any) -> str:
+    scope = value or "home"
+    if scope not in SCOPES:
+        raise Invalid(f"scope must be one of {', '.join(SCOPES)}", code="bad_scope")
+    return scope
+
+
+def _as_of(value: Any) -> datetime | None:
+    return parse_instant(value, field="as_of")
+
+
+def _domains_param(value: Any) -> list[str] | None:
+    """domain as a list, a comma-separated string, or absent."""
+    if value in (None, "", []):
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise Invalid("domain must be a label or a list of labels", code="bad_domain")
+    return [v.strip() for v in value if v.strip()]
+
+
+def _written(result: WriteResult) -> tuple[int, dict[str, Any]]:
+    node = result.node
+    return (201 if result.created else 200), {
+        "id": node.pk,
+        "body_hash": node.body_hash,
+        "status": result.status,
+        "jurisdiction": node.jurisdiction,
+        "kind": node.kind,
+        "domain": node.domain,
+        "created_at": node.created_at,
+    }
+
+
+# --- operations (shared with the MCP tools) --------------------------------------------------
+
+
+def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Write one node through the write path, in the token's scope.
+
+    Reads the store clock (created_at). Refuses read-only tokens and foreign domains (Forbidden),
+    unknown fields, unseen origins and everything the write path refuses (Invalid, Conflict for
+    tombstoned content, TooLarge).
+    """
+    _require_writable(token)
+    _fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
+    domain = _write_domain(token, data.get("domain"))
+    _check_origins(token, data.get("origins"))
+    metadata = data.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise Invalid("metadata must be an object", code="bad_field")
+    source = data.get("source") or ""
+    result = write_node(
+        body=data["body"],
+        kind=data["kind"],
+        jurisdiction=data["jurisdiction"],
+        signature=data.get("signature") or "",
+        origins=data.get("origins") or [],
+        source=source,
+        domain=domain,
+        referent_time=data.get("referent_time"),
+        metadata=metadata,
+        actor=actor_of(token),
+    )
+    return _written(result)
+
+
+def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Commit one user/assistant exchange to the conversation's scroll as a pair.
+
+    Reads the store clock. Refuses read-only tokens and foreign domains (Forbidden), missing or
+    non-text fields and naive referent times (Invalid).
+    """
+    from memory.scroll import commit_turn as scroll_commit
+
+    _require_writable(token)
+    _fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
+    domain = _write_domain(token, data.get("domain"))
+    actor = actor_of(token)
+    result = scroll_commit(
+        conversation=_text(data, "conversation"),
+        user=_text(data, "user"),
+        assistant=_text(data, "assistant"),
+        signature=data.get("signature") or actor,
+        domain=domain,
+        referent_time=data.get("referent_time"),
+        holder=actor,
+    )
+    return _written(result)
+
+
+def recall_packets(
+    token: ApiToken,
+    *,
+    q: Any,
+    scope: Any = None,
+    domain: Any = None,
+    limit: Any = None,
+    as_of: Any = None,
+) -> dict[str, Any]:
+    """Previews (never bodies) for a query, in the token's domains. Logged by recall; does not
+    count as reading. Refuses (Invalid) an empty query, a bad scope, limit or as_of."""
+    from memory.recall import recall
+
+    if not isinstance(q, str) or not q.strip():
+        raise Invalid("q (the query) is required", code="missing_field")
+    scope = _scope(scope)
+    limit = _int(limit, name="limit", low=1, high=MAX_RECALL_LIMIT, default=10)
+    when = _as_of(as_of)
+    domains = _read_domains(token, _domains_param(domain))
+    if not domains:
+        # Never hand recall an empty list: it must not be mistaken for "every domain".
+        return {"results": []}
+    results = recall(
+        q, scope=scope, domains=domains, limit=limit, as_of=when, actor=actor_of(token)
+    )
+    return {"results": results}
+
+
+def _read_function() -> Callable[..., dict[str, Any]]:
+    try:
+        from memory.read import read
+    except ModuleNotFoundError:
+        from memory.recall import read
+    return read
+
+
+def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, Any]:
+    """The full body of one node in the token's domains; counts as an access (read clock: store).
+
+    Refuses (NotFound) anything outside the token's domains, sealed or rejected."""
+    _visible_node(token, node_id)
+    read = _read_function()
+    return read(node_id, domains=list(token.domains), actor=actor_of(token), as_of=_as_of(as_of))
+
+
+def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, Any]:
+    """Who decided what about a node (its authority events and derived trust). Refuses
+    (NotFound) nodes the token cannot see."""
+    from memory.authority import authority_report
+
+    _visible_node(token, node_id)
+    return authority_report(node_id, domains=list(token.domains), as_of=_as_of(as_of))
+
+
+def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Propose a node for rooting (the owner decides). Refuses read-only tokens (Forbidden) and
+    nodes the token cannot see (NotFound); the ceremony refuses the rest."""
+    from review.ceremony import propose as ceremony_propose
+
+    _require_writable(token)
+    _fields(data, allowed=frozenset({"reason"}), required=())
+    reason = data.get("reason") or ""
+    if not isinstance(reason, str):
+        raise Invalid("reason must be text", code="bad_field")
+    _visible_node(token, node_id)
+    ceremony_propose(node_id, actor=actor_of(token), reason=reason, domains=list(token.domains))
+    return {"id": node_id, "trust": trust_map([node_id])[node_id]}
+
+
+def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """One walk move: open (node_id, scope?, as_of?) -> ticket; around (ticket) -> routes;
+    step (ticket, direction, target) -> new ticket; read (ticket) -> body.
+
+    Tickets are held by the token's actor; the walk refuses forged, spent, expired or mismatched
+    tickets and unseen nodes with its own errors."""
+    from memory import walk as walks
+
+    holder = actor_of(token)
+    if action == "open":
+        _fields(data, allowed=frozenset({"node_id", "scope", "as_of"}), required=("node_id",))
+        node_id = _int(data.get("node_id"), name="node_id", low=1, high=2**62, default=0)
+        ticket = walks.open_walk(
+            node_id,
+            holder=holder,
+            domains=list(token.domains),
+            as_of=_as_of(data.get("as_of")),
+            scope=data.get("scope") or "both",
+        )
+        return {"ticket": ticket}
+    if action == "step":
+        _fields(
+            data,
+            allowed=frozenset({"ticket", "direction", "target"}),
+            required=("ticket", "direction", "target"),
+        )
+        target = _int(data.get("target"), name="target", low=1, high=2**62, default=0)
+        ticket = walks.step(
+            _text(data, "ticket"), holder=holder, direction=_text(data, "direction"), target=target
+        )
+        return {"ticket": ticket}
+    _fields(data, allowed=frozenset({"ticket"}), required=("ticket",))
+    if action == "around":
+        return walks.around(_text(data, "ticket"), holder=holder)
+    if action == "read":
+        return walks.read_ticket(_text(data, "ticket"), holder=holder)
+    raise Invalid(f"unknown walk action {action!r}", code="bad_action")
+
+
+def context(
+    token: ApiToken,
+    *,
+    q: Any,
+    budget: Any = None,
+    scope: Any = None,
+    domain: Any = None,
+    limit: Any = None,
+    as_of: Any = None,
+) -> dict[str, Any]:
+    """A token-budgeted set of bodies for a query: recall, then read the best results whose
+    bodies fit the remaining budget (approx tokens = chars / 4). Each body returned is a read
+    and counts as an access; bodies that do not fit are skipped unread (their length is looked
+    up, which is not reading). Refuses what recall refuses and a budget out of range."""
+    budget_tokens = _int(
+        budget, name="budget", low=1, high=MAX_CONTEXT_BUDGET, default=DEFAULT_CONTEXT_BUDGET
+    )
+    limit = _int(limit, name="limit", low=1, high=MAX_RECALL_LIMIT, default=20)
+    packets = recall_packets(token, q=q, scope=scope, domain=domain, limit=limit, as_of=as_of)[
+        "results"
+    ]
+    lengths = dict(
+        Node.objects.filter(pk__in=[p["id"] for p in packets])
+        .annotate(chars=Length("body"))
+        .values_list("pk", "chars")
+    )
+    items: list[dict[str, Any]] = []
+    used, skipped = 0, 0
+    for packet in packets:
+        cost = -(-lengths.get(packet["id"], 0) // CHARS_PER_TOKEN)
+        if used + cost > budget_tokens:
+            skipped += 1
+            continue
+        try:
+            node = read_node(token, packet["id"], as_of=as_of)
+        except NotFound:
+            skipped += 1  # hidden between recall and read (sealed, decayed): not for us
+            continue
+        used += cost
+        items.append(
+            {
+                "jurisdiction": packet.get("jurisdiction"),
+                "id": packet["id"],
+                "trust": packet.get("trust"),
+                "kind": packet.get("kind"),
+                "source": packet.get("source", ""),
+                "score": packet.get("score"),
+                "tokens": cost,
+                "body": node["body"],
+            }
+        )
+    return {"query": q, "budget": budget_tokens, "used": used, "skipped": skipped, "items": items}
+
+
+# --- HTTP ----------------------------------------------------------------------------------
+
+
+def error_response(status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any]:
+    """The request's JSON object. Refuses (TooLarge) bodies over GROVE_MAX_REQUEST_BYTES by the
+    declared Content-Length before reading and by the actual length after; (Invalid) anything
+    that is not a JSON object."""
+    limit = settings.GROVE_MAX_REQUEST_BYTES
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    try:
+        declared_bytes = int(declared)
+    except ValueError:
+        raise Invalid("Content-Length is not a number", code="bad_request") from None
+    too_large = TooLarge(f"request body over {limit} bytes", code="request_too_large")
+    if declared_bytes > limit:
+        raise too_large
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise too_large from None
+    if len(raw) > limit:
+        raise too_large
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Invalid(f"malformed JSON: {exc}", code="malformed_json") from None
+    if not isinstance(data, dict):
+        raise Invalid("the request body must be a JSON object", code="malformed_json")
+    return data
+
+
+def agent_endpoint(*methods: str):
+    """An API view: bearer-authenticated (so CSRF-exempt and outside the login middleware),
+    method-checked, JSON in (POST) and out, every refusal as {"error": {code, message}}."""
+
+    def wrap(view: Callable[..., tuple[int, dict[str, Any]]]):
+        @csrf_exempt
+        @login_not_required
+        @wraps(view)
+        def endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+            if request.method not in methods:
+                response = error_response(
+                    405, "method_not_allowed", f"use {' or '.join(methods)} here"
+                )
+                response["Allow"] = ", ".join(methods)
+                return response
+            try:
+                token = authenticate(request.headers.get("Authorization"))
+                data = _json_body(request) if request.method == "POST" else request.GET.dict()
+                status, payload = view(request, token, data, *args, **kwargs)
+            except GroveError as exc:
+                return error_response(exc.status, exc.code, exc.message)
+            return JsonResponse(payload, status=status)
+
+        return endpoint
+
+    return wrap
+
+
+@agent_endpoint("POST")
+def nodes(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    return remember(token, data)
+
+
+@agent_endpoint("GET")
+def node(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return 200, read_node(token, node_id, as_of=data.get("as_of"))
+
+
+@agent_endpoint("GET")
+def node_authority(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return 200, authority(token, node_id, as_of=data.get("as_of"))
+
+
+@agent_endpoint("POST")
+def node_propose(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return 200, propose(token, node_id, data)
+
+
+@agent_endpoint("POST")
+def owner_only(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str):
+    raise Forbidden(
+        f"{act} is an act of the owner, on the dashboard; agents may only propose",
+        code="owner_only",
+    )
+
+
+@agent_endpoint("POST")
+def turns(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    return commit_turn(token, data)
+
+
+@agent_endpoint("GET")
+def recall_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    domains = request.GET.getlist("domain")
+    return 200, recall_packets(
+        token,
+        q=data.get("q"),
+        scope=data.get("scope"),
+        domain=",".join(domains) if domains else None,
+        limit=data.get("limit"),
+        as_of=data.get("as_of"),
+    )
+
+
+@agent_endpoint("GET", "POST")
+def context_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    _fields(
+        data,
+        allowed=frozenset({"q", "budget", "scope", "domain", "limit", "as_of"}),
+        required=("q",),
+    )
+    return 200, context(token, **data)
+
+
+@agent_endpoint("POST")
+def walk_view(request: HttpRequest, token: ApiToken, data: dict[str, Any], action: str):
+    return 200, walk(token, action, data)
+
+
+@csrf_exempt
+@login_not_required
+def openapi_json(request: HttpRequest) -> JsonResponse:
+    """The OpenAPI description of this API; public (it describes, it holds nothing)."""
+    from memory.openapi import SPEC
+
+    if request.method != "GET":
+        return error_response(405, "method_not_allowed", "use GET here")
+    return JsonResponse(SPEC)

@@ -1,0 +1,29 @@
+"""Routes of the agent JSON API, mounted at /api/v1/ (described by memory/openapi.py)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from memory import api
+
+app_name = "api"
+
+urlpatterns = [
+    path("openapi.json", api.openapi_json, name="openapi"),
+    path("nodes", api.nodes, name="nodes"),
+    path("nodes/<int:node_id>", api.node, name="node"),
+    path("nodes/<int:node_id>/authority", api.node_authority, name="authority"),
+    path("nodes/<int:node_id>/propose", api.node_propose, name="propose"),
+    path("turns", api.turns, name="turns"),
+    path("recall", api.recall_view, name="recall"),
+    path("context", api.context_view, name="context"),
+    *(
+        path(f"walk/{action}", api.walk_view, {"action": action}, name=f"walk-{action}")
+        for action in ("open", "around", "step", "read")
+    ),
+    # The owner's acts have no agent route; these answer 403 owner_only so the refusal is explicit.
+    *(
+        path(f"nodes/<int:node_id>/{act}", api.owner_only, {"act": act}, name=f"refuse-{act}")
+        for act in api.OWNER_ONLY_ACTS
+    ),
+]

@@ -1,0 +1,337 @@
+"""The OpenAPI 3.1 description of the agent API, served at /api/v1/openapi.json.
+
+Kept true by tests/test_openapi.py, which walks the URL resolver: every API route is described
+here and every path described here resolves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory.api import OWNER_ONLY_ACTS
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    meaning = {
+        400: "invalid input (malformed JSON, unknown field or kind, naive date-time ...)",
+        401: "missing, unknown or revoked token",
+        403: "read-only token, domain not allowed, or an act reserved to the owner",
+        404: "no such node in the token's domains (sealed and rejected nodes included)",
+        409: "content the owner rejected (a tombstone) or a conflicting state",
+        413: "request body or node body too large",
+    }
+    return {str(s): _json(_ref("Error"), meaning[s]) for s in statuses}
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def _query(name: str, schema: dict[str, Any], description: str, required: bool = False):
+    return {
+        "name": name,
+        "in": "query",
+        "required": required,
+        "schema": schema,
+        "description": description,
+    }
+
+
+NODE_ID = {"name": "node_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+AS_OF = _query(
+    "as_of",
+    {"type": "string", "format": "date-time"},
+    "the graph as it stood then (ISO 8601 with an offset)",
+)
+READ_ERRORS = _errors(400, 401, 404)
+WRITE_ERRORS = _errors(400, 401, 403, 404, 409, 413)
+TICKET = {"type": "object", "required": ["ticket"], "properties": {"ticket": {"type": "string"}}}
+
+
+def _walk(summary: str, request: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": summary,
+            "requestBody": _body(request),
+            "responses": {"200": _json(response, "ok"), **_errors(400, 401, 403, 404, 413)},
+        }
+    }
+
+
+SPEC: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {
+        "title": "Grove agent API",
+        "version": "1",
+        "description": (
+            "Scoped access for agents: bearer tokens limited to domains. Reads outside the "
+            "token's domains answer 404; agents may propose but never root, supersede, seal, "
+            "unseal or reject."
+        ),
+    },
+    "servers": [{"url": "/api/v1"}],
+    "security": [{"bearer": []}],
+    "components": {
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        "schemas": {
+            "Error": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "message"],
+                        "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+                    }
+                },
+            },
+            "NodeWrite": {
+                "type": "object",
+                "required": ["body", "kind", "jurisdiction", "signature"],
+                "additionalProperties": False,
+                "properties": {
+                    "body": {"type": "string"},
+                    "kind": {
+                        "enum": [
+                            "note",
+                            "journal",
+                            "inference",
+                            "synthesis",
+                            "hearsay",
+                            "utterance",
+                            "internet",
+                            "import",
+                            "question",
+                            "draft",
+                        ]
+                    },
+                    "jurisdiction": {"enum": ["home", "wild"]},
+                    "signature": {"type": "string", "description": "who wrote it"},
+                    "origins": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["id"],
+                            "properties": {
+                                "id": {"type": "integer"},
+                                "relation": {"type": "string", "default": "derived_from"},
+                            },
+                        },
+                    },
+                    "source": {"type": "string"},
+                    "domain": {"type": "string", "description": "default: the token's first"},
+                    "referent_time": {"type": "string", "format": "date-time"},
+                    "metadata": {"type": "object"},
+                },
+            },
+            "Written": {
+                "type": "object",
+                "required": ["id", "body_hash", "status"],
+                "properties": {
+                    "id": {"type": "integer"},
+                    "body_hash": {"type": "string"},
+                    "status": {"enum": ["created", "duplicate", "revived"]},
+                    "jurisdiction": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "domain": {"type": "string"},
+                    "created_at": {"type": "string", "format": "date-time"},
+                },
+            },
+            "Packet": {
+                "type": "object",
+                "description": "a preview, never a body; leads with jurisdiction",
+                "properties": {
+                    "jurisdiction": {"type": "string"},
+                    "id": {"type": "integer"},
+                    "trust": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "excerpt": {"type": "string"},
+                    "source": {"type": "string"},
+                    "score": {"type": "number"},
+                },
+            },
+        },
+    },
+    "paths": {
+        "/openapi.json": {
+            "get": {
+                "summary": "This description",
+                "security": [],
+                "responses": {"200": _json({"type": "object"}, "OpenAPI 3.1 document")},
+            }
+        },
+        "/nodes": {
+            "post": {
+                "summary": "Write a node through the write path",
+                "requestBody": _body(_ref("NodeWrite")),
+                "responses": {
+                    "201": _json(_ref("Written"), "created"),
+                    "200": _json(_ref("Written"), "an existing live node (duplicate or revived)"),
+                    **WRITE_ERRORS,
+                },
+            }
+        },
+        "/nodes/{node_id}": {
+            "get": {
+                "summary": "Read one node's full body (counts as an access)",
+                "parameters": [NODE_ID, AS_OF],
+                "responses": {"200": _json({"type": "object"}, "the node"), **READ_ERRORS},
+            }
+        },
+        "/nodes/{node_id}/authority": {
+            "get": {
+                "summary": "The node's authority record and derived trust",
+                "parameters": [NODE_ID, AS_OF],
+                "responses": {"200": _json({"type": "object"}, "report"), **READ_ERRORS},
+            }
+        },
+        "/nodes/{node_id}/propose": {
+            "post": {
+                "summary": "Propose the node for rooting (the owner decides)",
+                "parameters": [NODE_ID],
+                "requestBody": {
+                    "required": False,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"reason": {"type": "string"}},
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "200": _json({"type": "object"}, "proposed"),
+                    **_errors(400, 401, 403, 404, 409),
+                },
+            }
+        },
+        **{
+            f"/nodes/{{node_id}}/{act}": {
+                "post": {
+                    "summary": f"Refused: {act} is reserved to the owner",
+                    "parameters": [NODE_ID],
+                    "responses": _errors(401, 403),
+                }
+            }
+            for act in OWNER_ONLY_ACTS
+        },
+        "/turns": {
+            "post": {
+                "summary": "Commit a user/assistant exchange to the scroll as a pair",
+                "requestBody": _body(
+                    {
+                        "type": "object",
+                        "required": ["conversation", "user", "assistant"],
+                        "properties": {
+                            "conversation": {"type": "string"},
+                            "user": {"type": "string"},
+                            "assistant": {"type": "string"},
+                            "referent_time": {"type": "string", "format": "date-time"},
+                            "domain": {"type": "string"},
+                            "signature": {"type": "string"},
+                        },
+                    }
+                ),
+                "responses": {"201": _json(_ref("Written"), "the pair"), **WRITE_ERRORS},
+            }
+        },
+        "/recall": {
+            "get": {
+                "summary": "Previews for a query (never bodies; does not count as reading)",
+                "parameters": [
+                    _query("q", {"type": "string"}, "the query", required=True),
+                    _query("scope", {"enum": ["home", "wild", "both"]}, "default home"),
+                    _query("domain", {"type": "string"}, "narrow to these of the token's"),
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "max 100"),
+                    AS_OF,
+                ],
+                "responses": {
+                    "200": _json(
+                        {
+                            "type": "object",
+                            "properties": {"results": {"type": "array", "items": _ref("Packet")}},
+                        },
+                        "packets, best first",
+                    ),
+                    **READ_ERRORS,
+                },
+            }
+        },
+        "/context": {
+            **{
+                method: {
+                    "summary": "Bodies for a query within a token budget (each one a read)",
+                    **(
+                        {
+                            "parameters": [
+                                _query("q", {"type": "string"}, "the query", required=True),
+                                _query("budget", {"type": "integer"}, "approx tokens (chars/4)"),
+                                _query("scope", {"enum": ["home", "wild", "both"]}, "home"),
+                                _query("domain", {"type": "string"}, "narrow"),
+                                _query("limit", {"type": "integer"}, "recall limit"),
+                                AS_OF,
+                            ]
+                        }
+                        if method == "get"
+                        else {"requestBody": _body({"type": "object", "required": ["q"]})}
+                    ),
+                    "responses": {
+                        "200": _json(
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "budget": {"type": "integer"},
+                                    "used": {"type": "integer"},
+                                    "skipped": {"type": "integer"},
+                                    "items": {"type": "array", "items": {"type": "object"}},
+                                },
+                            },
+                            "bodies that fit",
+                        ),
+                        **READ_ERRORS,
+                    },
+                }
+                for method in ("get", "post")
+            }
+        },
+        "/walk/open": _walk(
+            "Open a walk at a node: a ticket",
+            {
+                "type": "object",
+                "required": ["node_id"],
+                "properties": {
+                    "node_id": {"type": "integer"},
+                    "scope": {"enum": ["home", "wild", "both"]},
+                    "as_of": {"type": "string", "format": "date-time"},
+                },
+            },
+            TICKET,
+        ),
+        "/walk/around": _walk(
+            "Previews of the lawful neighbours, with routes", TICKET, {"type": "object"}
+        ),
+        "/walk/step": _walk(
+            "Spend the ticket to step along a disclosed route: a new ticket",
+            {
+                "type": "object",
+                "required": ["ticket", "direction", "target"],
+                "properties": {
+                    "ticket": {"type": "string"},
+                    "direction": {"enum": ["in", "out", "next", "prev"]},
+                    "target": {"type": "integer"},
+                },
+            },
+            TICKET,
+        ),
+        "/walk/read": _walk("Read the ticket's node (a read)", TICKET, {"type": "object"}),
+    },
+}

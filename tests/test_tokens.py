@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import hashlib
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from memory.errors import Invalid
+from memory.models import ApiToken
+from memory.tokens import Unauthorized, authenticate, create_token, revoke_token
+
+
+def _create(*args: str) -> str:
+    out = StringIO()
+    call_command("token", "create", *args, stdout=out, stderr=StringIO())
+    return out.getvalue().strip()
+
+
+def test_it_stores_only_the_hash_of_the_secret(db):
+    token, secret = create_token(name="scout", domains=["personal"])
+    row = ApiToken.objects.values().get(pk=token.pk)
+    assert row["token_hash"] == hashlib.sha256(secret.encode()).hexdigest()
+    assert secret not in str(row.values())
+    assert secret.startswith(row["prefix"])
+
+
+def test_the_command_prints_a_secret_that_authenticates(db):
+    secret = _create("scout", "--domain", "work", "--domain", "garden", "--read-only")
+    token = authenticate(f"Bearer {secret}")
+    assert (token.name, token.domains, token.read_only) == ("scout", ["work", "garden"], True)
+
+
+def test_it_refuses_a_token_without_a_domain(db):
+    with pytest.raises(CommandError, match="at least one domain"):
+        _create("scout")
+    assert not ApiToken.objects.exists()
+
+
+def test_it_refuses_a_taken_name(db):
+    create_token(name="scout", domains=["personal"])
+    with pytest.raises(Invalid, match="already exists"):
+        create_token(name="scout", domains=["work"])
+
+
+def test_a_revoked_token_no_longer_authenticates(db):
+    _, secret = create_token(name="scout", domains=["personal"])
+    assert authenticate(f"Bearer {secret}").name == "scout"
+    call_command("token", "revoke", "scout", stdout=StringIO())
+    with pytest.raises(Unauthorized):
+        authenticate(f"Bearer {secret}")
+
+
+def test_revoking_twice_keeps_the_first_time(db):
+    create_token(name="scout", domains=["personal"])
+    first = revoke_token(name="scout").revoked_at
+    assert revoke_token(name="scout").revoked_at == first
+
+
+def test_it_refuses_malformed_headers(db):
+    for header in (None, "", "Token abc", "Bearer ", "Bearer grv_not-a-token"):
+        with pytest.raises(Unauthorized):
+            authenticate(header)
+
+
+def test_the_list_shows_names_and_prefixes_never_secrets(db):
+    secret = _create("scout", "--domain", "personal")
+    call_command("token", "revoke", "scout", stdout=StringIO())
+    out = StringIO()
+    call_command("token", "list", stdout=out)
+    line = out.getvalue()
+    assert "scout" in line and "revoked" in line and secret[:12] in line
+    assert secret not in line
