@@ -1,0 +1,204 @@
+"""Cross-link: similar edges from each new node to its nearest older live nodes (DESIGN.md, Sleep).
+
+Which nodes are new: those with an id above the high-water mark the last cross-link recorded
+(SleepRun.steps["crosslink"]["through_id"], per embedding model). Ids only grow, so a node an
+importer back-dates on the store clock is still seen; a re-run after a crash redoes at most one
+block, and the unique (from, to, kind) constraint plus ignore_conflicts makes that harmless.
+
+Direction: always newer -> older (to_node_id < from_node_id). A pair is therefore linked at most
+once, never a->b and b->a, and an incremental run only multiplies the new rows by the old ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+
+from memory.embed import get_embedder
+from memory.models import Edge, EdgeKind, Event, EventKind, Trust
+from memory.trust import trust_map
+
+# Cosine at or above which two nodes are "similar" (the hashing embedder puts unrelated notes
+# near 0.15 and a node's median nearest neighbour near 0.55).
+MIN_COSINE = float(getattr(settings, "GROVE_CROSSLINK_MIN_COSINE", 0.6))
+CAP = int(getattr(settings, "GROVE_CROSSLINK_CAP", 3))
+BLOCK = 512  # rows per matrix product: 512 x 100k float32 is 200 MB
+ACTOR = "sleep"
+
+
+@dataclass
+class LiveVectors:
+    """Live nodes' vectors of one model, ordered by node id."""
+
+    model: str
+    ids: np.ndarray
+    domains: np.ndarray
+    matrix: np.ndarray
+
+
+def load_live_vectors(*, model: str | None = None, exclude_hidden: bool = True) -> LiveVectors:
+    """Every live node's vector for `model` (default: the current embedder), skipping rows whose
+    blob does not match their dim (the integrity check reports those) and, by default, sealed
+    or rejected nodes, which nothing may link to."""
+    embedder = get_embedder()
+    model = model or embedder.name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT v.node_id, n.domain, v.dim, v.data FROM memory_vector v
+               JOIN memory_node n ON n.id = v.node_id
+               WHERE v.model = %s AND n.decayed_at IS NULL ORDER BY v.node_id""",
+            [model],
+        )
+        rows = cursor.fetchall()
+    dim = embedder.dim if model == embedder.name else (rows[0][2] if rows else 1)
+    rows = [r for r in rows if r[2] == dim and len(r[3]) == dim * 4]
+    hidden = hidden_ids() if exclude_hidden else set()
+    if hidden:
+        rows = [r for r in rows if r[0] not in hidden]
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    names = sorted({r[1] for r in rows})
+    code = {name: i for i, name in enumerate(names)}
+    domains = np.fromiter((code[r[1]] for r in rows), dtype=np.int32, count=len(rows))
+    matrix = np.frombuffer(b"".join(bytes(r[3]) for r in rows), dtype="<f4").reshape(-1, dim)
+    return LiveVectors(model, ids, domains, matrix)
+
+
+def hidden_ids() -> set[int]:
+    """Nodes whose derived trust is sealed or rejected (a small set: those with such events)."""
+    ids = set(
+        Event.objects.filter(kind__in=[EventKind.SEALED, EventKind.REJECTED]).values_list(
+            "node_id", flat=True
+        )
+    )
+    ids.discard(None)
+    return {i for i, t in trust_map(ids).items() if t in (Trust.SEALED, Trust.REJECTED)}
+
+
+def crosslink(
+    *,
+    after_id: int = 0,
+    limit: int | None = None,
+    dry_run: bool = False,
+    beat: Callable[..., None] | None = None,
+    min_cosine: float = MIN_COSINE,
+    cap: int = CAP,
+) -> dict:
+    """Link each live node with id > after_id (at most `limit` of them) to its `cap` nearest
+    older live nodes in the same domain with cosine >= min_cosine. Reads no clock (ids order).
+
+    Never links sealed or rejected nodes, never exceeds `cap` similar out-edges per node (edges
+    already there count), never adds b->a when a->b is similar. Each block commits on its own.
+    Returns {"count": edges added (or that would be), "nodes": processed, "through_id": mark}.
+    """
+    vectors = load_live_vectors()
+    new_rows = np.nonzero(vectors.ids > after_id)[0]
+    # Stop before the first live node still lacking a vector, so the mark never skips it.
+    first_unembedded = _first_live_without_vector(after_id=after_id, model=vectors.model)
+    if first_unembedded is not None:
+        new_rows = new_rows[vectors.ids[new_rows] < first_unembedded]
+    if limit is not None:
+        new_rows = new_rows[:limit]
+    added = 0
+    through = after_id
+    for start in range(0, len(new_rows), BLOCK):
+        rows = new_rows[start : start + BLOCK]
+        pairs = _nearest_older(vectors, rows, min_cosine=min_cosine)
+        added += _link_block(vectors, rows, pairs, cap=cap, dry_run=dry_run)
+        through = int(vectors.ids[rows[-1]])
+        if beat:
+            beat(count=added, nodes=start + len(rows), through_id=through)
+    return {
+        "count": added,
+        "nodes": int(len(new_rows)),
+        "through_id": through,
+        "model": vectors.model,
+        "min_cosine": min_cosine,
+        "cap": cap,
+    }
+
+
+def _first_live_without_vector(*, after_id: int, model: str) -> int | None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT min(n.id) FROM memory_node n WHERE n.id > %s AND n.decayed_at IS NULL
+               AND NOT EXISTS (SELECT 1 FROM memory_vector v WHERE v.node_id = n.id
+                               AND v.model = %s)""",
+            [after_id, model],
+        )
+        return cursor.fetchone()[0]
+
+
+def _nearest_older(
+    vectors: LiveVectors, rows: np.ndarray, *, min_cosine: float
+) -> dict[int, list[tuple[float, int]]]:
+    """For each row, the older same-domain rows at or above min_cosine, best first."""
+    hi = int(rows[-1])  # rows are sorted by id, so only columns below the last row are older
+    if hi == 0:
+        return {}
+    sims = vectors.matrix[rows] @ vectors.matrix[:hi].T
+    # One comparison pass over the block, then only the few hits are looked at.
+    r_idx, c_idx = np.nonzero(sims >= min_cosine)
+    keep = (c_idx < rows[r_idx]) & (vectors.domains[c_idx] == vectors.domains[rows[r_idx]])
+    r_idx, c_idx = r_idx[keep], c_idx[keep]
+    values = sims[r_idx, c_idx]
+    order = np.lexsort((-values, r_idx))
+    found: dict[int, list[tuple[float, int]]] = {}
+    for k in order:
+        found.setdefault(int(rows[r_idx[k]]), []).append((float(values[k]), int(c_idx[k])))
+    return found
+
+
+def _link_block(
+    vectors: LiveVectors,
+    rows: np.ndarray,
+    pairs: dict[int, list[tuple[float, int]]],
+    *,
+    cap: int,
+    dry_run: bool,
+) -> int:
+    if not pairs:
+        return 0
+    ids = vectors.ids
+    sources = [int(ids[r]) for r in pairs]
+    existing: dict[int, set[int]] = {}
+    # Similar edges already touching these nodes, either direction: they count toward the cap
+    # and forbid the reverse edge.
+    for start in range(0, len(sources), 450):
+        chunk = sources[start : start + 450]
+        for a, b in Edge.objects.filter(kind=EdgeKind.SIMILAR, from_node_id__in=chunk).values_list(
+            "from_node_id", "to_node_id"
+        ):
+            existing.setdefault(a, set()).add(b)
+        for a, b in Edge.objects.filter(kind=EdgeKind.SIMILAR, to_node_id__in=chunk).values_list(
+            "from_node_id", "to_node_id"
+        ):
+            existing.setdefault(b, set()).add(-a)  # negative: an incoming edge, not an out-edge
+    edges = []
+    for row, candidates in pairs.items():
+        source = int(ids[row])
+        linked = existing.get(source, set())
+        room = cap - sum(1 for x in linked if x > 0)
+        for sim, col in candidates:
+            if room <= 0:
+                break
+            target = int(ids[col])
+            if target in linked or -target in linked:
+                continue
+            edges.append(
+                Edge(
+                    from_node_id=source,
+                    to_node_id=target,
+                    kind=EdgeKind.SIMILAR,
+                    weight=round(sim, 6),
+                    created_by=ACTOR,
+                )
+            )
+            room -= 1
+    if not dry_run and edges:
+        with transaction.atomic():
+            Edge.objects.bulk_create(edges, ignore_conflicts=True, batch_size=500)
+    return len(edges)

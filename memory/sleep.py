@@ -1,0 +1,350 @@
+"""Sleep: the nightly protocol, one run at a time, each step batched and recorded (DESIGN.md).
+
+Steps, in order: embed -> crosslink -> consolidate -> promote -> decay -> integrity. Each step
+commits in its own batches (a crash loses at most the batch in flight, and every flag commits
+with its event), takes at most `max_nodes` units of work, and is idempotent: re-running it
+after a crash redoes nothing twice.
+
+One run at a time: a run claims itself with a conditional UPDATE (queued -> running), and the
+partial unique index memory_sleeprun_one_running makes a second claimant fail in the database.
+A running run beats (heartbeat_at) after every batch and records its worker's pid and host in
+steps["_worker"]; before any claim, a running run whose heartbeat is stale or whose process is
+gone is marked failed ("worker died mid-run").
+
+Incremental marks: cross-link and consolidation remember how far they got (node id / edge id
+high-water marks in steps[...]) and the next run starts there. Every clock here is the store
+clock (timezone.now for started/finished/heartbeat).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import traceback
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from memory.consolidate import consolidate
+from memory.crosslink import crosslink
+from memory.decay import decay
+from memory.embed import embed_missing, get_embedder
+from memory.errors import Conflict, Invalid
+from memory.integrity import run_checks
+from memory.models import Node, SleepRun, SleepStatus
+from memory.promote import promote
+
+STEPS = ("embed", "crosslink", "consolidate", "promote", "decay", "integrity")
+STALE_SECONDS = int(getattr(settings, "GROVE_SLEEP_STALE_SECONDS", 120))
+SCHEDULE_NAME = "grove-sleep"
+WORKER_KEY = "_worker"
+
+
+# --- one run at a time ------------------------------------------------------------------------
+
+
+def _process_gone(worker: dict) -> bool:
+    """True when the run's worker process is known dead (same host, pid gone or a zombie)."""
+    pid = worker.get("pid")
+    if not pid or worker.get("host") != socket.gethostname() or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def reap_stale(*, now: datetime | None = None) -> list[int]:
+    """Mark failed every running run whose worker died: heartbeat (or start) older than
+    GROVE_SLEEP_STALE_SECONDS by the store clock, or its process gone. Returns their ids."""
+    now = now or timezone.now()
+    reaped = []
+    for run in SleepRun.objects.filter(status=SleepStatus.RUNNING):
+        beat = run.heartbeat_at or run.started_at or run.requested_at
+        stale = beat < now - timedelta(seconds=STALE_SECONDS)
+        if not (stale or _process_gone(run.steps.get(WORKER_KEY, {}))):
+            continue
+        why = "heartbeat stale" if stale else "process gone"
+        updated = SleepRun.objects.filter(pk=run.pk, status=SleepStatus.RUNNING).update(
+            status=SleepStatus.FAILED,
+            finished_at=now,
+            error=f"worker died mid-run ({why}; last heartbeat {beat.isoformat()}, "
+            f"step {run.current_step or '-'})",
+        )
+        if updated:
+            reaped.append(run.pk)
+    return reaped
+
+
+def _running_conflict(running: SleepRun) -> Conflict:
+    return Conflict(
+        f"a sleep run is already running (run {running.pk}, step "
+        f"{running.current_step or 'starting'}, since {running.started_at:%Y-%m-%d %H:%M:%S}Z)",
+        code="sleep_running",
+    )
+
+
+def _claim(run: SleepRun) -> None:
+    now = timezone.now()
+    worker = {"pid": os.getpid(), "host": socket.gethostname()}
+    try:
+        claimed = SleepRun.objects.filter(pk=run.pk, status=SleepStatus.QUEUED).update(
+            status=SleepStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            steps={WORKER_KEY: worker},
+            error="",
+        )
+    except IntegrityError:
+        # The partial unique index: another run holds "running".
+        running = SleepRun.objects.filter(status=SleepStatus.RUNNING).first()
+        conflict = (
+            _running_conflict(running)
+            if running
+            else Conflict("another sleep run claimed first", code="sleep_running")
+        )
+        SleepRun.objects.filter(pk=run.pk, status=SleepStatus.QUEUED).update(
+            status=SleepStatus.FAILED, finished_at=now, error=conflict.message
+        )
+        raise conflict from None
+    if not claimed:
+        run.refresh_from_db()
+        raise Conflict(f"sleep run {run.pk} is {run.status}, not queued", code="sleep_not_queued")
+    run.refresh_from_db()
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+def last_mark(step: str, key: str, *, model: str | None = None) -> int:
+    """The furthest high-water mark `key` a non-dry run recorded for `step` (for `model`, when
+    given). Failed runs count too: their batches committed, and redoing one is harmless."""
+    best = 0
+    for steps in SleepRun.objects.filter(dry_run=False).values_list("steps", flat=True):
+        info = (steps or {}).get(step) or {}
+        if model is not None and info.get("model") != model:
+            continue
+        best = max(best, int(info.get(key) or 0))
+    return best
+
+
+def _embed(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+    name = get_embedder().name
+    through = Node.objects.aggregate(top=Max("id"))["top"] or 0
+
+    def missing() -> int:
+        return (
+            Node.objects.filter(decayed_at__isnull=True, pk__lte=through)
+            .exclude(vectors__model=name)
+            .count()
+        )
+
+    if dry_run:
+        return {"count": missing(), "model": name}
+    made = embed_missing(limit=limit)
+    # "complete" tells integrity that every node up to through_id had its vector after a run.
+    return {"count": made, "model": name, "through_id": through, "complete": missing() == 0}
+
+
+def _crosslink(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+    after = last_mark("crosslink", "through_id", model=get_embedder().name)
+    return crosslink(after_id=after, limit=limit, dry_run=dry_run, beat=beat)
+
+
+def _consolidate(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+    after = last_mark("consolidate", "through_edge_id")
+    return consolidate(after_edge_id=after, limit=limit, dry_run=dry_run, beat=beat)
+
+
+def _promote(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+    return promote(limit=limit, dry_run=dry_run, beat=beat)
+
+
+def _decay(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+    return decay(limit=limit, dry_run=dry_run, beat=beat)
+
+
+def _integrity(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+    results = run_checks()
+    failed = {r.name: r.violations for r in results if not r.ok}
+    return {"count": sum(len(v) for v in failed.values()), "failed": failed}
+
+
+_STEP_FUNCS: dict[str, Callable[[int | None, bool, Callable[..., None]], dict]] = {
+    "embed": _embed,
+    "crosslink": _crosslink,
+    "consolidate": _consolidate,
+    "promote": _promote,
+    "decay": _decay,
+    "integrity": _integrity,
+}
+
+
+def _save(run: SleepRun, **fields) -> None:
+    """Write the run's progress; if someone marked it failed meanwhile, stop working."""
+    fields.setdefault("heartbeat_at", timezone.now())
+    fields["steps"] = run.steps
+    if not SleepRun.objects.filter(pk=run.pk, status=SleepStatus.RUNNING).update(**fields):
+        raise RuntimeError(f"sleep run {run.pk} is no longer running; stopping")
+
+
+def run_sleep(
+    *,
+    run: SleepRun | None = None,
+    dry_run: bool = False,
+    max_nodes: int | None = None,
+    only_step: str | None = None,
+    requested_by: str = "schedule",
+) -> SleepRun:
+    """Run the sleep protocol now, in this process, and return the finished SleepRun.
+
+    With `run` (a queued row, as the worker's task passes it) its own dry_run / max_nodes /
+    only_step apply; otherwise a row is created from the arguments. Refuses (Invalid) an unknown
+    step; refuses (Conflict "sleep_running") while another run is running, after first marking
+    failed any run whose worker died. A dry run reports what each step would do and changes
+    nothing in the graph. On an error the run is marked failed and the error re-raised.
+    """
+    if only_step and only_step not in STEPS:
+        raise Invalid(
+            f"unknown sleep step {only_step!r}; expected one of: {', '.join(STEPS)}",
+            code="unknown_step",
+        )
+    reap_stale()
+    if run is None:
+        if running := SleepRun.objects.filter(status=SleepStatus.RUNNING).first():
+            raise _running_conflict(running)
+        run = SleepRun.objects.create(
+            requested_by=requested_by,
+            dry_run=dry_run,
+            max_nodes=max_nodes,
+            only_step=only_step or "",
+        )
+    _claim(run)
+    steps = [run.only_step] if run.only_step else list(STEPS)
+    try:
+        for step in steps:
+            run.current_step = step
+
+            def beat(_step: str = step, **progress) -> None:
+                run.steps[_step] = {**run.steps.get(_step, {}), **progress, "partial": True}
+                _save(run)
+
+            _save(run, current_step=step)
+            started = time.perf_counter()
+            result = _STEP_FUNCS[step](run.max_nodes, run.dry_run, beat)
+            result["ms"] = round((time.perf_counter() - started) * 1000, 1)
+            run.steps[step] = result
+            _save(run)
+    except Exception as exc:
+        run.status = SleepStatus.FAILED
+        run.error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+        SleepRun.objects.filter(pk=run.pk, status=SleepStatus.RUNNING).update(
+            status=SleepStatus.FAILED,
+            finished_at=timezone.now(),
+            steps=run.steps,
+            error=run.error,
+        )
+        raise
+    _save(run, status=SleepStatus.DONE, finished_at=timezone.now(), current_step="")
+    run.refresh_from_db()
+    return run
+
+
+# --- the worker and the schedule ---------------------------------------------------------------
+
+
+def request_sleep(
+    *,
+    requested_by: str,
+    dry_run: bool = False,
+    max_nodes: int | None = None,
+    only_step: str | None = None,
+) -> SleepRun:
+    """Queue a sleep run for the worker (the dashboard's "sleep now"): a queued SleepRun, and its
+    task enqueued after commit. Refuses (Conflict "sleep_running") while a run is running, after
+    marking failed any run whose worker died; refuses (Invalid) an unknown step."""
+    from django_q.tasks import async_task
+
+    if only_step and only_step not in STEPS:
+        raise Invalid(
+            f"unknown sleep step {only_step!r}; expected one of: {', '.join(STEPS)}",
+            code="unknown_step",
+        )
+    reap_stale()
+    with transaction.atomic():
+        if running := SleepRun.objects.filter(status=SleepStatus.RUNNING).first():
+            raise _running_conflict(running)
+        run = SleepRun.objects.create(
+            requested_by=requested_by,
+            dry_run=dry_run,
+            max_nodes=max_nodes,
+            only_step=only_step or "",
+        )
+        # After commit: the worker must find the row it is told to run.
+        transaction.on_commit(
+            lambda: async_task("memory.tasks.sleep_task", run.pk, task_name=f"sleep-{run.pk}")
+        )
+    return run
+
+
+def _next_daily(minute: int, hour: int, now: datetime) -> datetime:
+    candidate = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    return candidate if candidate > now else candidate + timedelta(days=1)
+
+
+def ensure_schedule(*, cron: str | None = None):
+    """Create or update the one django-q2 schedule that runs sleep (GROVE_SLEEP_CRON, nightly at
+    03:30 UTC by default). Idempotent: calling it again changes nothing unless the cron changed.
+
+    With croniter installed any cron works; without it (it is not a dependency) only the daily
+    form "M H * * *" is accepted and stored as a DAILY schedule; anything else is refused
+    (Invalid) rather than guessed.
+    """
+    from django_q.conf import croniter
+    from django_q.models import Schedule
+
+    cron = (cron or settings.GROVE_SLEEP_CRON).strip()
+    now = timezone.now()
+    if croniter is not None:
+        kind, next_run = Schedule.CRON, croniter(cron, now).get_next(datetime)
+    else:
+        parts = cron.split()
+        if (
+            len(parts) != 5
+            or parts[2:] != ["*", "*", "*"]
+            or not all(p.isdigit() for p in parts[:2])
+        ):
+            raise Invalid(
+                f"sleep cron {cron!r}: without croniter only a daily 'M H * * *' is supported",
+                code="bad_cron",
+            )
+        minute, hour = int(parts[0]), int(parts[1])
+        if not (0 <= minute < 60 and 0 <= hour < 24):
+            raise Invalid(f"sleep cron {cron!r} names no valid time of day", code="bad_cron")
+        kind, next_run = Schedule.DAILY, _next_daily(minute, hour, now)
+    existing = Schedule.objects.filter(name=SCHEDULE_NAME).first()
+    if existing and existing.cron == cron and existing.schedule_type == kind:
+        return existing
+    schedule, _ = Schedule.objects.update_or_create(
+        name=SCHEDULE_NAME,
+        defaults={
+            "func": "memory.tasks.scheduled_sleep",
+            "schedule_type": kind,
+            "cron": cron,
+            "repeats": -1,
+            "next_run": next_run,
+        },
+    )
+    return schedule

@@ -1,0 +1,22 @@
+"""django-q2 tasks: thin, they load by id and call the domain function."""
+
+from __future__ import annotations
+
+from memory.errors import Conflict
+from memory.models import SleepRun
+from memory.sleep import run_sleep
+
+
+def sleep_task(run_id: int) -> dict:
+    """Run the queued SleepRun `run_id` (enqueued by memory.sleep.request_sleep)."""
+    run = run_sleep(run=SleepRun.objects.get(pk=run_id))
+    return {"id": run.pk, "status": run.status}
+
+
+def scheduled_sleep() -> dict:
+    """The nightly schedule's entry point; a night when a run is already going is skipped."""
+    try:
+        run = run_sleep(requested_by="schedule")
+    except Conflict as exc:
+        return {"skipped": exc.message}
+    return {"id": run.pk, "status": run.status}
