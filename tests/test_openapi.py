@@ -1,0 +1,67 @@
+"""The OpenAPI description stays true: every API route is described, every description resolves."""
+
+from __future__ import annotations
+
+import re
+
+from django.urls import URLPattern, URLResolver, get_resolver, resolve
+
+from memory.openapi import SPEC
+
+PREFIX = "/api/v1"
+
+
+def _api_routes() -> set[str]:
+    """Every route under /api/v1/, as OpenAPI paths ({node_id} for <int:node_id>)."""
+    found: set[str] = set()
+
+    def walk(patterns, prefix: str) -> None:
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, route)
+            elif isinstance(pattern, URLPattern) and route.startswith("api/v1/"):
+                found.add("/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route[len("api/v1/") :]))
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+def test_the_resolver_walk_finds_the_api():
+    assert {"/nodes", "/recall", "/walk/step", "/nodes/{node_id}/root"} <= _api_routes()
+
+
+def test_every_api_route_is_described():
+    assert _api_routes() - set(SPEC["paths"]) == set()
+
+
+def test_every_described_path_resolves_to_an_api_view():
+    for path in SPEC["paths"]:
+        match = resolve(PREFIX + path.replace("{node_id}", "7"))
+        assert match.func.__module__ == "memory.api", path
+
+
+def test_every_operation_declares_its_responses():
+    for path, item in SPEC["paths"].items():
+        for method, operation in item.items():
+            assert method in {"get", "post"}, path
+            assert operation["responses"], (path, method)
+            assert operation["summary"], (path, method)
+
+
+def test_it_is_served_without_a_token(client, db):
+    response = client.get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    assert response.json()["openapi"] == "3.1.0"
+    assert set(response.json()["paths"]) == set(SPEC["paths"])
+
+
+def test_every_described_method_is_accepted_and_no_other(client, db):
+    for path, item in SPEC["paths"].items():
+        url = PREFIX + path.replace("{node_id}", "7")
+        for method in ("get", "post"):
+            status = getattr(client, method)(url).status_code
+            if method in item:
+                assert status in (200, 401), (path, method, status)
+            else:
+                assert status == 405, (path, method, status)
