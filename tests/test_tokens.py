@@ -72,3 +72,24 @@ def test_the_list_shows_names_and_prefixes_never_secrets(db):
     line = out.getvalue()
     assert "scout" in line and "revoked" in line and secret[:12] in line
     assert secret not in line
+
+
+def test_the_dashboard_lists_tokens_without_secrets(owner_client):
+    _, secret = create_token(name="scout", domains=["personal", "work"], read_only=True)
+    page = owner_client.get("/tokens/").content.decode()
+    assert "scout" in page and "personal, work" in page and "read-only" in page
+    assert secret[:12] in page and secret not in page
+
+
+def test_the_owner_revokes_a_token_from_the_dashboard(owner_client):
+    _, secret = create_token(name="scout", domains=["personal"])
+    response = owner_client.post("/tokens/", {"name": "scout"})
+    assert response.status_code == 302
+    with pytest.raises(Unauthorized):
+        authenticate(f"Bearer {secret}")
+
+
+def test_the_tokens_page_needs_a_login(client, db):
+    create_token(name="scout", domains=["personal"])
+    response = client.get("/tokens/")
+    assert response.status_code == 302 and "/login/" in response["Location"]
