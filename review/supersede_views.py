@@ -1,0 +1,73 @@
+"""The supersede screen: write the correction, preview it exactly as it will be stored (scrubbed,
+with its hash), confirm with adopting words that carry that hash, then see old and new side by
+side. Thin: the rules live in review.ceremony.supersede.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from memory.errors import GroveError
+from memory.models import EventKind, Trust
+from review import ceremony
+from review.queue import decision_item
+from review.view_helpers import HtmxHttpRequest, get_node_or_404, owner_name
+
+
+@require_http_methods(["GET", "POST"])
+def review_supersede(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
+    """Stages: write (GET, or POST step=edit), preview (POST step=preview), confirm (POST
+    step=confirm -> redirect to the side-by-side). A refusal re-renders with its reason."""
+    old = get_node_or_404(node_id)
+    item = decision_item(old)
+    stage, preview, error, status = "write", None, None, 200
+    new_body = request.POST.get("new_body", "")
+    words = request.POST.get("adopting_words", "")
+    step = request.POST.get("step", "") if request.method == "POST" else ""
+    if step == "confirm":
+        try:
+            ceremony.supersede(
+                old.pk,
+                new_body=new_body,
+                adopting_words=words,
+                expected_body_hash=request.POST.get("expected_body_hash", ""),
+                owner=owner_name(request),
+            )
+        except GroveError as exc:
+            error, status = exc, exc.status
+        else:
+            return redirect("review_superseded", node_id=old.pk)
+    if step in ("preview", "confirm"):
+        try:
+            preview = ceremony.preview_supersede(new_body)
+            stage = "preview"
+        except GroveError as exc:
+            if error is None:
+                error, status = exc, exc.status
+    context = {
+        "item": item,
+        "supersedable": item.trust == Trust.GROUND and old.kind != "pair",
+        "stage": stage,
+        "preview": preview,
+        "new_body": preview["body"] if preview else new_body,
+        "words": words,
+        "error": error,
+    }
+    return render(request, "review/supersede.html", context, status=status)
+
+
+@require_GET
+def review_superseded(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
+    """Old and new side by side, after a supersede."""
+    old = get_node_or_404(node_id)
+    event = old.events.filter(kind=EventKind.SUPERSEDED).select_related("related_node").first()
+    if event is None or event.related_node is None:
+        raise Http404(f"node {node_id} has not been superseded")
+    context = {
+        "old": decision_item(old),
+        "new": decision_item(event.related_node),
+        "event": event,
+    }
+    return render(request, "review/superseded.html", context)

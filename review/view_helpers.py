@@ -1,0 +1,35 @@
+"""Small helpers shared by the review screens (views stay thin typed functions)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.http import url_has_allowed_host_and_scheme
+from django_htmx.middleware import HtmxDetails
+
+from memory.models import Node
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+def get_node_or_404(node_id: int) -> Node:
+    """Any node, in any domain: the owner sees all. A sealed node is found too, and every
+    review template shows nothing of it but its id."""
+    return get_object_or_404(Node, pk=node_id)
+
+
+def owner_name(request: HttpRequest) -> str:
+    """The actor for the owner's acts: the signed-in account ("owner")."""
+    return request.user.get_username()
+
+
+def back(request: HttpRequest, default: str) -> HttpResponseRedirect:
+    """Redirect to the form's `next` when it is a local path, else to `default` (never off-site)."""
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        target = default
+    return redirect(target)
