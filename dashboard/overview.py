@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Q
+from django.db.models.functions import TruncDate
+from django.utils import timezone
 
-from memory.models import Event, Node
+from memory.models import Event, EventKind, Node, SleepRun, Trust
+from memory.trust import AUTHORITY_KINDS
+
+CHART_DAYS = 90
+_PRECEDENCE = (
+    (EventKind.REJECTED, Trust.REJECTED),
+    (EventKind.SUPERSEDED, Trust.SUPERSEDED),
+    (EventKind.ROOTED, Trust.GROUND),
+    (EventKind.PROPOSED, Trust.PROPOSED),
+)
 
 
 def lifecycle_counts() -> dict[str, int]:
@@ -21,5 +34,86 @@ def lifecycle_counts() -> dict[str, int]:
     return counts
 
 
+def trust_counts(*, total: int) -> dict[str, int]:
+    """Nodes per trust state, now. Reads the audit log only: authority events grouped per
+    (node, kind), so a 100k-node memory costs one pass over its few authority events, not a
+    subquery per node; every node without one is unreviewed. Same precedence as memory.trust."""
+    kinds = [k.value for k in AUTHORITY_KINDS]
+    per_node: dict[int, dict[str, tuple[str, int]]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT node_id, kind, MAX(at), MAX(id) FROM memory_event "
+            f"WHERE kind IN ({','.join('?' * len(kinds))}) AND node_id IS NOT NULL "
+            "GROUP BY node_id, kind",
+            kinds,
+        )
+        for node_id, kind, at, event_id in cursor.fetchall():
+            per_node.setdefault(node_id, {})[kind] = (str(at), event_id)
+    counts = {t.value: 0 for t in Trust}
+    for kinds_seen in per_node.values():
+        sealed, unsealed = kinds_seen.get(EventKind.SEALED), kinds_seen.get(EventKind.UNSEALED)
+        if sealed and (unsealed is None or sealed > unsealed):
+            counts[Trust.SEALED] += 1
+            continue
+        trust = next((t for k, t in _PRECEDENCE if k in kinds_seen), Trust.UNREVIEWED)
+        counts[trust] += 1
+    counts[Trust.UNREVIEWED] += total - len(per_node)
+    return counts
+
+
+def daily_activity(*, days: int = CHART_DAYS) -> dict[str, Any]:
+    """Per UTC day over the last `days`: nodes that arrived (store clock, created_at) and decay
+    events (audit clock, Event.at)."""
+    today = timezone.now().date()
+    first = today - timedelta(days=days - 1)
+    since = timezone.now() - timedelta(days=days + 1)
+    arrived = dict(
+        Node.objects.filter(created_at__gte=since)
+        .annotate(day=TruncDate("created_at"))
+        .values_list("day")
+        .annotate(n=Count("id"))
+        .values_list("day", "n")
+    )
+    decayed = dict(
+        Event.objects.filter(kind=EventKind.DECAYED, at__gte=since)
+        .annotate(day=TruncDate("at"))
+        .values_list("day")
+        .annotate(n=Count("id"))
+        .values_list("day", "n")
+    )
+    span = [first + timedelta(days=i) for i in range(days)]
+    return {
+        "days": span,
+        "arrived": [arrived.get(d, 0) for d in span],
+        "decayed": [decayed.get(d, 0) for d in span],
+    }
+
+
+def next_sleep() -> Any:
+    """The django-q schedule of the sleep task, or None when nothing is scheduled."""
+    from django_q.models import Schedule
+
+    from memory.sleep import SCHEDULE_NAME
+
+    return Schedule.objects.filter(name=SCHEDULE_NAME).order_by("next_run").first()
+
+
+def last_runs(limit: int = 5) -> list[SleepRun]:
+    return list(SleepRun.objects.order_by("-id")[:limit])
+
+
+def pending_decay_count() -> int | None:
+    """How many nodes the decay gate selects now; None until memory/decay.py exists."""
+    try:
+        from memory.decay import pending_decays
+    except ModuleNotFoundError:
+        return None
+    return len(pending_decays(within_days=0))
+
+
 def latest_events(limit: int = 15) -> list[Any]:
     return list(Event.objects.select_related("node").order_by("-at", "-id")[:limit])
+
+
+def chart_days_label(days: list[date]) -> str:
+    return f"{days[0].isoformat()} to {days[-1].isoformat()}" if days else ""

@@ -3,8 +3,8 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from dashboard import audit_views, node_views, search_views, sleep_views, tokens_views, views
 from dashboard import auth_views as owner_views
-from dashboard import views
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -12,4 +12,14 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("login/link/<uidb64>/<token>/", owner_views.login_link, name="login_link"),
     path("account/password/", owner_views.set_password, name="set_password"),
+    path("tokens/", tokens_views.tokens, name="tokens"),
+    path("search/", search_views.search, name="search"),
+    path("node/<int:node_id>/", node_views.node_page, name="node"),
+    path("node/<int:node_id>/restore/", audit_views.restore_node, name="restore_node"),
+    path("audit/", audit_views.audit_log, name="audit_log"),
+    path("audit/export.csv", audit_views.audit_export_csv, name="audit_export_csv"),
+    path("audit/export.json", audit_views.audit_export_json, name="audit_export_json"),
+    path("sleep/", sleep_views.sleep_runs, name="sleep_runs"),
+    path("sleep/status/", sleep_views.sleep_status, name="sleep_status"),
+    path("sleep/run/", sleep_views.run_sleep_now, name="run_sleep_now"),
 ]

@@ -1,13 +1,45 @@
+"""The overview page."""
+
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from dashboard.overview import latest_events, lifecycle_counts
+from dashboard.charts import daily_bars
+from dashboard.overview import (
+    chart_days_label,
+    daily_activity,
+    last_runs,
+    latest_events,
+    lifecycle_counts,
+    next_sleep,
+    pending_decay_count,
+    trust_counts,
+)
 
 
 @require_GET
 def overview(request: HttpRequest) -> HttpResponse:
-    context = {"counts": lifecycle_counts(), "events": latest_events()}
+    counts = lifecycle_counts()
+    trusts = trust_counts(total=counts["total"])
+    activity = daily_activity()
+    label = chart_days_label(activity["days"])
+    chart = daily_bars(
+        days=activity["days"],
+        series=[
+            ("arrived", "#2f6b4f", activity["arrived"]),
+            ("decayed", "#a0522d", activity["decayed"]),
+        ],
+        title=f"Nodes arrived and decayed per day, {label} (UTC)",
+    )
+    context = {
+        "counts": counts,
+        "trusts": trusts,
+        "chart": chart,
+        "schedule": next_sleep(),
+        "runs": last_runs(),
+        "pending_decays": pending_decay_count(),
+        "events": latest_events(),
+    }
     return render(request, "dashboard/overview.html", context)

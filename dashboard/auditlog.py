@@ -1,0 +1,138 @@
+"""The audit log as the owner browses and exports it: filters, rows and sealed-excerpt hiding.
+
+The log outlives the nodes it describes and is never pruned; these functions only read it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db.models import QuerySet
+
+from memory.errors import Invalid
+from memory.models import Event, EventKind, Trust
+from memory.trust import trust_map
+
+FILTERS = ("kind", "reason", "actor", "domain", "node", "since", "until")
+EXPORT_FIELDS = (
+    "id",
+    "at",
+    "kind",
+    "node_id",
+    "actor",
+    "reason",
+    "related_node_id",
+    "domain",
+    "excerpt",
+    "access_count",
+    "created_at",
+    "referent_time",
+    "last_accessed_at",
+)
+
+
+def sealed_ids(node_ids: Iterable[int | None]) -> set[int]:
+    """Which of these nodes are sealed now: their excerpts are hidden everywhere, the past
+    included (a seal hides without erasing)."""
+    ids = [i for i in set(node_ids) if i is not None]
+    return {i for i, t in trust_map(ids).items() if t == Trust.SEALED}
+
+
+def _day(value: str, *, name: str) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.combine(datetime.fromisoformat(value).date(), time(), tzinfo=UTC)
+    except ValueError:
+        raise Invalid(f"{name} {value!r} is not a date (expected YYYY-MM-DD)") from None
+
+
+def filter_events(params: Mapping[str, str]) -> QuerySet[Event]:
+    """Events newest first, narrowed by kind, reason, actor, node, domain (the node's) and a UTC
+    date range on the audit clock (Event.at; `until` includes its whole day).
+
+    Refuses (Invalid) an unknown kind, a non-numeric node or a date that is not YYYY-MM-DD.
+    """
+    qs = Event.objects.all()
+    kind = (params.get("kind") or "").strip()
+    if kind:
+        if kind not in EventKind.values:
+            raise Invalid(f"unknown event kind {kind!r}")
+        qs = qs.filter(kind=kind)
+    if reason := (params.get("reason") or "").strip():
+        qs = qs.filter(reason=reason)
+    if actor := (params.get("actor") or "").strip():
+        qs = qs.filter(actor=actor)
+    if node := (params.get("node") or "").strip():
+        if not node.isdigit():
+            raise Invalid(f"node {node!r} is not a node id")
+        qs = qs.filter(node_id=int(node))
+    if domain := (params.get("domain") or "").strip():
+        qs = qs.filter(node__domain=domain)
+    if since := _day((params.get("since") or "").strip(), name="since"):
+        qs = qs.filter(at__gte=since)
+    if until := _day((params.get("until") or "").strip(), name="until"):
+        qs = qs.filter(at__lt=until + timedelta(days=1))
+    return qs.order_by("-at", "-id")
+
+
+def export_row(event: Event, *, sealed: bool, domain: str = "") -> dict[str, Any]:
+    snap = event.snapshot or {}
+    return {
+        "id": event.pk,
+        "at": event.at.isoformat(),
+        "kind": event.kind,
+        "node_id": event.node_id,
+        "actor": event.actor,
+        "reason": event.reason,
+        "related_node_id": event.related_node_id,
+        "domain": domain or snap.get("domain", ""),
+        "excerpt": "" if sealed else snap.get("excerpt", ""),
+        "access_count": snap.get("access_count"),
+        "created_at": snap.get("created_at"),
+        "referent_time": snap.get("referent_time"),
+        "last_accessed_at": snap.get("last_accessed_at"),
+    }
+
+
+def _rows(qs: QuerySet[Event], *, chunk: int = 2000) -> Iterator[dict[str, Any]]:
+    """Export rows in chunks, each chunk checking seals in one query (big logs stream)."""
+    batch: list[Event] = []
+    for event in qs.iterator(chunk_size=chunk):
+        batch.append(event)
+        if len(batch) == chunk:
+            yield from _emit(batch)
+            batch = []
+    yield from _emit(batch)
+
+
+def _emit(batch: list[Event]) -> Iterator[dict[str, Any]]:
+    sealed = sealed_ids(e.node_id for e in batch)
+    for event in batch:
+        yield export_row(event, sealed=event.node_id in sealed)
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_lines(qs: QuerySet[Event]) -> Iterator[str]:
+    writer = csv.DictWriter(_Echo(), fieldnames=EXPORT_FIELDS)
+    yield writer.writeheader()
+    for row in _rows(qs):
+        yield writer.writerow(row)
+
+
+def json_chunks(qs: QuerySet[Event]) -> Iterator[str]:
+    yield '{"events": ['
+    first = True
+    for row in _rows(qs):
+        yield ("" if first else ",\n") + json.dumps(row, cls=DjangoJSONEncoder)
+        first = False
+    yield "]}\n"
