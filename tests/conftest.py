@@ -133,3 +133,39 @@ def owner_client(client, db):
 
     client.force_login(ensure_owner())
     return client
+
+
+# --- The real django-q2 worker ------------------------------------------------------------
+
+
+@pytest.fixture
+def qcluster(transactional_db, tmp_path):
+    """A real `manage.py qcluster` process on this test's SQLite file; stopped afterwards.
+
+    It shares GROVE_DATA_DIR with the tests (so the same secret key signs and checks queued
+    tasks) and points GROVE_DB_PATH at the test database. Yields the Popen; its log is
+    tmp_path/worker.log.
+    """
+    import signal
+    import subprocess
+    import sys
+
+    env = {**os.environ, "GROVE_DB_PATH": connection.settings_dict["NAME"]}
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        start_new_session=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    yield worker
+    if worker.poll() is None:
+        worker.send_signal(signal.SIGTERM)  # the cluster's main process stops its children
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+    log.close()

@@ -60,8 +60,9 @@ def test_the_demo_loads_once(db):
 @pytest.mark.browser
 def test_it_logs_in_through_the_link_and_shows_the_overview(owner_page, make_note, screenshot):
     make_note("<script>alert(1)</script> stays text")
-    from memory import audit
     from django.db import transaction
+
+    from memory import audit
     from memory.models import Node
 
     with transaction.atomic():
