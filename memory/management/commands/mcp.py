@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory.errors import GroveError
+from memory.mcp_server import build_server
+from memory.tokens import active_token
+
+
+class Command(BaseCommand):
+    help = "Serve Grove's agent tools over MCP (stdio), acting with the named token's scope."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--token", required=True, help="name of an active API token")
+
+    def handle(self, *args, token: str, **options) -> None:
+        try:
+            active_token(name=token)
+        except GroveError as exc:
+            raise CommandError(exc.message) from exc
+        # stdout is the protocol channel from here on: nothing else may print to it.
+        build_server(token_name=token).run("stdio")
