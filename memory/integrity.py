@@ -137,3 +137,143 @@ def run_checks(names: list[str] | None = None) -> list[CheckResult]:
             violations = [*violations[:MAX_EXAMPLES], f"... and {extra} more"]
         results.append(CheckResult(name, violations))
     return results
+
+
+# --- sleep's checks (issue 4) -------------------------------------------------------------------
+
+
+def vectors_of_wrong_dimension() -> list[str]:
+    """A blob that is not dim float32s, or a dim unlike the model's other rows (its modal dim)."""
+    found = [
+        f"vector {vec_id} (node {node_id}, {model}) has {length} bytes for dim {dim}"
+        for vec_id, node_id, model, dim, length in _rows(
+            """SELECT id, node_id, model, dim, length(data) FROM memory_vector
+               WHERE length(data) != dim * 4"""
+        )
+    ]
+    found += [
+        f"vector {vec_id} (node {node_id}, {model}) has dim {dim}; the model's rows have {modal}"
+        for vec_id, node_id, model, dim, modal in _rows(
+            """WITH counts AS (SELECT model, dim, count(*) AS c FROM memory_vector
+                               GROUP BY model, dim),
+                    modal AS (SELECT model, dim FROM counts c1 WHERE NOT EXISTS
+                              (SELECT 1 FROM counts c2 WHERE c2.model = c1.model
+                               AND (c2.c > c1.c OR (c2.c = c1.c AND c2.dim < c1.dim))))
+               SELECT v.id, v.node_id, v.model, v.dim, m.dim FROM memory_vector v
+               JOIN modal m ON m.model = v.model WHERE v.dim != m.dim"""
+        )
+    ]
+    return found
+
+
+def vectors_nan_or_zero() -> list[str]:
+    """Vectors holding NaN or infinity, or of zero norm (nothing can be near them). Read in
+    chunks of 5,000 rows so 100k vectors never sit in memory at once."""
+    import numpy as np
+
+    found: list[str] = []
+    last = 0
+    while True:
+        rows = _rows(
+            """SELECT id, node_id, dim, data FROM memory_vector WHERE id > %s
+               AND length(data) = dim * 4 ORDER BY id LIMIT 5000""",
+            (last,),
+        )
+        if not rows:
+            return found
+        last = rows[-1][0]
+        for dim in {r[2] for r in rows}:
+            same = [r for r in rows if r[2] == dim]
+            matrix = np.frombuffer(b"".join(bytes(r[3]) for r in same), dtype="<f4")
+            matrix = matrix.reshape(len(same), dim)
+            finite = np.isfinite(matrix).all(axis=1)
+            norms = np.linalg.norm(np.where(np.isfinite(matrix), matrix, 0), axis=1)
+            for k in np.nonzero(~finite | (norms == 0))[0]:
+                vec_id, node_id = same[k][0], same[k][1]
+                what = "NaN or infinite values" if not finite[k] else "zero norm"
+                found.append(f"vector {vec_id} (node {node_id}) has {what}")
+
+
+def vectors_of_missing_nodes() -> list[str]:
+    return [
+        f"vector {vec_id} belongs to missing node {node_id}"
+        for vec_id, node_id in _rows(
+            """SELECT v.id, v.node_id FROM memory_vector v
+               WHERE NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = v.node_id)"""
+        )
+    ]
+
+
+def live_nodes_without_vectors() -> list[str]:
+    """Live nodes a finished sleep should have embedded but did not.
+
+    Only nodes the last done (non-dry) run covered are checked: its embed step records the
+    highest node id it saw (steps.embed.through_id), its model, and whether nothing was left
+    (complete). A node with a higher id arrived later; a node revived or restored after that run
+    started was decayed when it ran. Both wait for the next run.
+    """
+    import json
+
+    runs = _rows(
+        """SELECT started_at, steps FROM memory_sleeprun WHERE status = 'done' AND dry_run = 0
+           ORDER BY id DESC"""
+    )
+    for started_at, steps in runs:
+        embed = (json.loads(steps) if isinstance(steps, str) else steps or {}).get("embed", {})
+        if not embed.get("complete") or not embed.get("through_id"):
+            continue
+        return [
+            f"node {node_id} is live without a {embed['model']} vector after sleep run"
+            for (node_id,) in _rows(
+                """SELECT n.id FROM memory_node n WHERE n.decayed_at IS NULL AND n.id <= %s
+                   AND NOT EXISTS (SELECT 1 FROM memory_vector v WHERE v.node_id = n.id
+                                   AND v.model = %s)
+                   AND NOT EXISTS (SELECT 1 FROM memory_event e WHERE e.node_id = n.id
+                                   AND e.kind IN ('restored', 'revived') AND e.at >= %s)""",
+                (embed["through_id"], embed["model"], started_at),
+            )
+        ]
+    return []
+
+
+def ground_or_proposed_decayed() -> list[str]:
+    from memory.trust import AUTHORITY_KINDS, trust_map
+
+    kinds = ",".join(f"'{k.value}'" for k in AUTHORITY_KINDS)
+    ids = [
+        node_id
+        for (node_id,) in _rows(
+            f"""SELECT n.id FROM memory_node n WHERE n.decayed_at IS NOT NULL AND EXISTS
+                (SELECT 1 FROM memory_event e WHERE e.node_id = n.id AND e.kind IN ({kinds}))"""
+        )
+    ]
+    return [
+        f"node {node_id} is {trust} but decayed"
+        for node_id, trust in trust_map(ids).items()
+        if trust in ("ground", "proposed")
+    ]
+
+
+def similar_edges_duplicated() -> list[str]:
+    """A pair is similar once: a->b and b->a both similar is a duplicate."""
+    return [
+        f"similar edges {a_id} ({a} -> {b}) and {b_id} ({b} -> {a}) duplicate one pair"
+        for a_id, a, b, b_id in _rows(
+            """SELECT x.id, x.from_node_id, x.to_node_id, y.id FROM memory_edge x
+               JOIN memory_edge y ON y.from_node_id = x.to_node_id
+                AND y.to_node_id = x.from_node_id AND y.kind = 'similar'
+               WHERE x.kind = 'similar' AND x.id < y.id"""
+        )
+    ]
+
+
+CHECKS.update(
+    {
+        "vectors_of_wrong_dimension": vectors_of_wrong_dimension,
+        "vectors_nan_or_zero": vectors_nan_or_zero,
+        "vectors_of_missing_nodes": vectors_of_missing_nodes,
+        "live_nodes_without_vectors": live_nodes_without_vectors,
+        "ground_or_proposed_decayed": ground_or_proposed_decayed,
+        "similar_edges_duplicated": similar_edges_duplicated,
+    }
+)
