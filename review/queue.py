@@ -104,3 +104,16 @@ def decided_row(node: Node, *, state: str) -> dict:
         "trust": trust,
         "state": state,
     }
+
+
+# Characters that change how text looks without being seen (direction overrides and isolates,
+# zero-width characters): the owner adopts exact words, so they must know these are there.
+_HIDDEN_MARKS = frozenset(
+    "\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+    "\u2060\u2066\u2067\u2068\u2069\ufeff"
+)
+
+
+def hidden_marks(text: str) -> list[str]:
+    """The invisible or direction-control characters in `text`, as sorted "U+XXXX" labels."""
+    return sorted({f"U+{ord(ch):04X}" for ch in text if ch in _HIDDEN_MARKS})

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from memory.errors import GroveError
 from memory.models import EventKind, Trust
 from review import ceremony
-from review.queue import decision_item
+from review.queue import decision_item, hidden_marks
 from review.view_helpers import HtmxHttpRequest, get_node_or_404, owner_name
 
 
@@ -54,6 +54,7 @@ def review_supersede(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         "new_body": preview["body"] if preview else new_body,
         "words": words,
         "error": error,
+        "marks": hidden_marks(preview["body"]) if preview else [],
     }
     return render(request, "review/supersede.html", context, status=status)
 

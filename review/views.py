@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from memory.errors import GroveError
 from memory.models import Trust
 from review import ceremony
-from review.queue import decision_item, proposed_queue, sealed_nodes
+from review.queue import decision_item, hidden_marks, proposed_queue, sealed_nodes
 from review.view_helpers import HtmxHttpRequest, back, get_node_or_404, owner_name
 
 ROOTABLE = frozenset({Trust.UNREVIEWED.value, Trust.PROPOSED.value})
@@ -68,6 +68,7 @@ def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         "rootable": item.trust in ROOTABLE and node.is_live,
         "error": error,
         "words": words,
+        "marks": hidden_marks(node.body),
     }
     return render(request, "review/root.html", context, status=status)
 

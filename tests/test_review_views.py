@@ -301,3 +301,10 @@ def test_decay_posts_without_a_csrf_token_are_refused(lonely, counts, url):
     before = counts()
     assert client.post(url.format(id=lonely.pk)).status_code == 403
     assert counts() == before
+
+
+def test_the_root_screen_warns_of_direction_marks(owner_client, make_note):
+    plain = make_note("Nothing hidden here.")
+    assert "U+202E" not in owner_client.get(f"/review/{plain.pk}/root/").content.decode()
+    node = make_note("Pay \u202e0001\u202c today.")
+    assert "U+202C, U+202E" in owner_client.get(f"/review/{node.pk}/root/").content.decode()
