@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, connection
+from django.utils import timezone
+
+from memory.consolidate import consolidate
+from memory.crosslink import crosslink
+from memory.decay import decay, let_go
+from memory.errors import Conflict
+from memory.models import Event, Node
+from memory.promote import promote, promotion_threshold
+from tests.test_crosslink import place
+
+
+def reads(node: Node, count: int) -> None:
+    Node.objects.filter(pk=node.pk).update(access_count=count)
+
+
+def test_the_threshold_is_three_when_nothing_is_read(db):
+    assert promotion_threshold() == 3
+
+
+def test_the_threshold_is_the_95th_percentile_of_read_nodes(make_note):
+    for i in range(1, 21):
+        reads(make_note(f"Read {i} times."), i)
+    make_note("Never read.")
+    assert promotion_threshold() == 19  # nearest rank: ceil(0.95 * 20) = 19th of 1..20
+
+
+def test_it_promotes_at_the_threshold_with_an_event(make_note):
+    hot, warm = make_note("Read a lot."), make_note("Read twice.")
+    reads(hot, 3), reads(warm, 2)
+    assert promote()["count"] == 1
+    hot.refresh_from_db(), warm.refresh_from_db()
+    assert hot.permanent and hot.permanent_at is not None and not warm.permanent
+    event = Event.objects.get(node=hot, kind="promoted_permanent")
+    assert event.detail == {"threshold": 3} and event.snapshot["permanent"] is True
+    assert promote()["count"] == 0  # idempotent
+
+
+def test_it_never_promotes_a_decayed_node(make_note):
+    node = make_note("Read, then let go.")
+    reads(node, 5)
+    let_go(node.pk, actor="owner")
+    assert promote()["count"] == 0
+
+
+def test_a_dry_run_promotes_nothing(make_note, counts):
+    reads(make_note("Read a lot."), 5)
+    before = counts()
+    assert promote(dry_run=True)["count"] == 1
+    assert counts() == before
+
+
+def test_permanence_never_reverts_even_when_decay_or_consolidation_would_touch_it(
+    make_note, root_note
+):
+    old = make_note(
+        "Old, read, promoted.",
+        days_old=400,
+        kind="internet",
+        jurisdiction="wild",
+        origins=[],
+        source="https://example.org",
+    )
+    twin = make_note(
+        "Old, read, promoted!",
+        days_old=10,
+        kind="internet",
+        jurisdiction="wild",
+        origins=[],
+        source="https://example.org",
+    )
+    reads(old, 3)
+    promote()
+    # Every other reason to go holds: unread now, old, alone, and a fresher near-twin that
+    # reads more. None of it touches a permanent node.
+    Node.objects.filter(pk=old.pk).update(access_count=0)
+    reads(twin, 50)
+    place(root_note, 180), place(old, 0), place(twin, 1)
+    crosslink(), consolidate(), decay()
+    with pytest.raises(Conflict, match="permanent"):
+        let_go(old.pk, actor="owner")
+    with pytest.raises(IntegrityError, match="never reverts"), connection.cursor() as cursor:
+        cursor.execute("UPDATE memory_node SET permanent = 0 WHERE id = %s", [old.pk])
+    old.refresh_from_db()
+    assert old.permanent and old.decayed_at is None
+    assert Node.objects.get(pk=twin.pk).decayed_at is not None  # the twin lost, not it
+    assert timezone.now() > old.permanent_at
