@@ -38,6 +38,7 @@ MAX_RECALL_LIMIT = 100
 DEFAULT_CONTEXT_BUDGET = 2000
 MAX_CONTEXT_BUDGET = 50_000
 CHARS_PER_TOKEN = 4
+MAX_ID = 2**63 - 1
 OWNER_ONLY_ACTS = ("root", "supersede", "seal", "unseal", "reject")
 NODE_FIELDS = frozenset(
     {
@@ -88,6 +89,8 @@ def _read_domains(token: ApiToken, requested: list[str] | None) -> list[str]:
 
 def _visible_ids(token: ApiToken, ids: set[int]) -> set[int]:
     """Which of these nodes the token may see: in its domains and neither sealed nor rejected."""
+    # Ids beyond SQLite's integer range cannot name a node (and would overflow the driver).
+    ids = {pk for pk in ids if 0 < pk <= MAX_ID}
     in_scope = set(
         Node.objects.filter(pk__in=ids, domain__in=token.domains).values_list("pk", flat=True)
     )
@@ -324,7 +327,7 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
     holder = actor_of(token)
     if action == "open":
         _fields(data, allowed=frozenset({"node_id", "scope", "as_of"}), required=("node_id",))
-        node_id = _int(data.get("node_id"), name="node_id", low=1, high=2**62, default=0)
+        node_id = _int(data.get("node_id"), name="node_id", low=1, high=MAX_ID, default=0)
         ticket = walks.open_walk(
             node_id,
             holder=holder,
@@ -339,7 +342,7 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
             allowed=frozenset({"ticket", "direction", "target"}),
             required=("ticket", "direction", "target"),
         )
-        target = _int(data.get("target"), name="target", low=1, high=2**62, default=0)
+        target = _int(data.get("target"), name="target", low=1, high=MAX_ID, default=0)
         ticket = walks.step(
             _text(data, "ticket"), holder=holder, direction=_text(data, "direction"), target=target
         )

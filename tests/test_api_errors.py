@@ -238,3 +238,12 @@ def test_it_refuses_a_bad_scope_and_limit(agent):
     assert error_of(agent.get("recall", {"q": "x", "scope": "all"})) == "bad_scope"
     assert error_of(agent.get("recall", {"q": "x", "limit": "1000"})) == "bad_field"
     assert error_of(agent.get("recall", {})) == "missing_field"
+
+
+def test_an_id_beyond_the_integer_range_is_just_not_found(agent, root_note, counts):
+    huge = 10**30
+    assert error_of(agent.get(f"nodes/{huge}")) == "not_found"
+    before = counts()
+    response = _note(agent, root_note, origins=[{"id": huge}])
+    assert (response.status_code, error_of(response)) == (400, "unknown_origin")
+    assert counts() == before
