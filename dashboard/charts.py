@@ -89,12 +89,13 @@ def daily_bars(
                     count,
                 )
             )
-        if i % 14 == 0 or i == len(days) - 1:
+        if (i % 14 == 0 and len(days) - 1 - i >= 7) or i == len(days) - 1:
             parts.append(
                 _svg(
-                    '<text x="{}" y="{}" class="xlab" text-anchor="middle">{}</text>',
+                    '<text x="{}" y="{}" class="xlab" text-anchor="{}">{}</text>',
                     left + i * slot + slot / 2,
                     height - bottom + 16,
+                    "end" if i == len(days) - 1 else "middle",
                     day.strftime("%b %d"),
                 )
             )

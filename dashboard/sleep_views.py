@@ -20,6 +20,9 @@ ACTIVE = (SleepStatus.QUEUED, SleepStatus.RUNNING)
 
 def _status_context() -> dict:
     runs = list(SleepRun.objects.order_by("-id")[:RUNS_SHOWN])
+    for run in runs:
+        # Steps in the order sleep runs them; private bookkeeping keys (e.g. "_worker") stay out.
+        run.step_rows = [(name, run.steps[name]) for name in STEPS if name in run.steps]
     return {
         "runs": runs,
         "steps": STEPS,

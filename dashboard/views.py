@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from dashboard.auditlog import sealed_ids
 from dashboard.charts import daily_bars
 from dashboard.overview import (
     chart_days_label,
@@ -33,6 +34,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         ],
         title=f"Nodes arrived and decayed per day, {label} (UTC)",
     )
+    events = latest_events()
     context = {
         "counts": counts,
         "trusts": trusts,
@@ -40,6 +42,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "schedule": next_sleep(),
         "runs": last_runs(),
         "pending_decays": pending_decay_count(),
-        "events": latest_events(),
+        "events": events,
+        "sealed_ids": sealed_ids(e.node_id for e in events),
     }
     return render(request, "dashboard/overview.html", context)

@@ -41,8 +41,12 @@ def test_each_page_answers_the_owner(owner_client, make_note, path):
 def test_it_counts_trust_from_authority_events(owner_client, make_note):
     proposed, rooted, sealed = (make_note(f"Trust case {i}.") for i in range(3))
     propose(proposed.pk, actor="agent:scout", reason="seen twice")
-    root(rooted.pk, adopting_words="I adopt this.", expected_body_hash=rooted.body_hash,
-         owner="owner")
+    root(
+        rooted.pk,
+        adopting_words="I adopt this.",
+        expected_body_hash=rooted.body_hash,
+        owner="owner",
+    )
     seal(sealed.pk, owner="owner")
     trusts = owner_client.get("/").context["trusts"]
     assert (trusts["proposed"], trusts["ground"], trusts["sealed"]) == (1, 1, 1)
@@ -123,3 +127,157 @@ def test_search_refuses_a_bad_as_of_clearly(owner_client, db):
     response = owner_client.get("/search/", {"q": "x", "as_of": "yesterday-ish"})
     assert response.status_code == 200
     assert "is not a date and time" in response.content.decode()
+
+
+# --- audit log ------------------------------------------------------------------------------
+
+
+def _decayed(make_note, body: str, **fields) -> Node:
+    node = make_note(body, days_old=30, **fields)
+    let_go(node.pk, actor="owner")
+    return node
+
+
+def test_the_audit_log_filters_by_kind_and_reason(owner_client, make_note):
+    gone = _decayed(make_note, "Let go of this one.")
+    propose(make_note("A proposal.").pk, actor="agent:scout")
+    rows = owner_client.get("/audit/").context["page"].object_list
+    assert {"decayed", "proposed"} <= {e.kind for e in rows}
+    rows = owner_client.get("/audit/", {"kind": "decayed", "reason": "owner_let_go"})
+    assert [e.node_id for e in rows.context["page"].object_list] == [gone.pk]
+
+
+def test_the_audit_log_filters_by_actor_domain_and_date(owner_client, make_note):
+    garden = _decayed(make_note, "Prune the roses.", domain="garden")
+    _decayed(make_note, "Work memo.", domain="work")
+    by_domain = owner_client.get("/audit/", {"domain": "garden"}).context["page"].object_list
+    assert [e.node_id for e in by_domain] == [garden.pk]
+    assert list(owner_client.get("/audit/", {"actor": "owner"}).context["page"].object_list)
+    assert not owner_client.get("/audit/", {"actor": "nobody"}).context["page"].object_list
+    today = timezone.now().date()
+    future = {"since": (today + timedelta(days=1)).isoformat()}
+    assert not owner_client.get("/audit/", future).context["page"].object_list
+    assert owner_client.get("/audit/", {"until": today.isoformat()}).context["page"].object_list
+
+
+def test_the_audit_log_refuses_a_bad_filter_clearly(owner_client, db):
+    response = owner_client.get("/audit/", {"kind": "exploded"})
+    assert response.status_code == 200
+    assert "unknown event kind" in response.content.decode()
+
+
+def test_the_audit_log_paginates_and_keeps_filters(owner_client, make_note):
+    for i in range(51):
+        propose(make_note(f"Proposal number {i}.").pk, actor="agent:scout")
+    response = owner_client.get("/audit/", {"kind": "proposed"})
+    assert len(response.context["page"].object_list) == 50
+    assert "?kind=proposed&amp;page=2" in response.content.decode()
+    second = owner_client.get("/audit/", {"kind": "proposed", "page": 2})
+    assert len(second.context["page"].object_list) == 1
+
+
+def test_a_decay_row_shows_its_snapshot(owner_client, make_note):
+    _decayed(make_note, "Snapshot me before I go.")
+    body = owner_client.get("/audit/", {"kind": "decayed"}).content.decode()
+    assert "Snapshot me before I go." in body
+    assert "event clock" in body and "reads" in body
+
+
+def test_a_sealed_nodes_excerpt_is_hidden_in_the_log(owner_client, make_note):
+    node = make_note("Very private words.")
+    propose(node.pk, actor="agent:scout")
+    seal(node.pk, owner="owner")
+    body = owner_client.get("/audit/").content.decode()
+    assert "Very private words" not in body
+    assert f"sealed #{node.pk}" in body
+
+
+def test_it_restores_from_the_log_by_plain_post(owner_client, make_note):
+    node = _decayed(make_note, "Bring me back.")
+    response = owner_client.post(f"/node/{node.pk}/restore/", {"next": "/audit/?kind=decayed"})
+    assert response.status_code == 302 and response["Location"] == "/audit/?kind=decayed"
+    node.refresh_from_db()
+    assert node.decayed_at is None
+    assert Event.objects.filter(node=node, kind="restored").count() == 1
+
+
+def test_it_restores_by_htmx_and_swaps_the_row(owner_client, make_note):
+    node = _decayed(make_note, "Swap my row.")
+    event = Event.objects.get(node=node, kind="decayed")
+    response = owner_client.post(
+        f"/node/{node.pk}/restore/", {"event": event.pk}, headers={"HX-Request": "true"}
+    )
+    body = response.content.decode()
+    assert body.lstrip().startswith(f'<tr id="event-{event.pk}"')
+    assert "live again" in body and "Restore" not in body
+
+
+def test_restoring_a_live_node_is_refused_with_a_message(owner_client, make_note):
+    node = make_note("Never decayed.")
+    response = owner_client.post(f"/node/{node.pk}/restore/", follow=True)
+    assert "nothing to restore" in response.content.decode()
+    assert not Event.objects.filter(node=node, kind="restored").exists()
+
+
+def test_the_csv_export_parses_and_keeps_filters(owner_client, make_note):
+    gone = _decayed(make_note, 'Commas, "quotes" and\nnewlines.')
+    propose(make_note("Not a decay.").pk, actor="agent:scout")
+    response = owner_client.get("/audit/export.csv", {"kind": "decayed"})
+    assert response.streaming
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [(int(r["node_id"]), r["kind"]) for r in rows] == [(gone.pk, "decayed")]
+    assert rows[0]["excerpt"] == 'Commas, "quotes" and\nnewlines.'
+
+
+def test_the_json_export_parses_and_hides_sealed_excerpts(owner_client, make_note):
+    node = make_note("Sealed words stay hidden.")
+    seal(node.pk, owner="owner")
+    response = owner_client.get("/audit/export.json")
+    events = json.loads(b"".join(response.streaming_content))["events"]
+    mine = [e for e in events if e["node_id"] == node.pk]
+    assert mine and all(e["excerpt"] == "" for e in mine)
+    assert "Sealed words" not in json.dumps(events)
+
+
+# --- sleep --------------------------------------------------------------------------------
+
+
+def test_the_sleep_page_shows_threshold_and_settings(owner_client, db):
+    body = owner_client.get("/sleep/").content.decode()
+    assert 'id="promotion-threshold">3 reads' in body
+    assert "age ≥ 14 days" in body
+
+
+def test_run_sleep_now_queues_a_run(owner_client, db):
+    response = owner_client.post("/sleep/run/")
+    assert response.status_code == 302 and response["Location"] == "/sleep/"
+    run = SleepRun.objects.get()
+    assert (run.status, run.requested_by) == ("queued", "owner")
+
+
+def test_the_status_fragment_polls_only_while_a_run_is_active(owner_client, db):
+    owner_client.post("/sleep/run/", headers={"HX-Request": "true"})
+    assert 'hx-trigger="every 1s"' in owner_client.get("/sleep/status/").content.decode()
+    SleepRun.objects.update(status="done", finished_at=timezone.now())
+    assert "hx-trigger" not in owner_client.get("/sleep/status/").content.decode()
+
+
+# --- CSRF -----------------------------------------------------------------------------------
+
+
+def test_every_post_without_a_csrf_token_is_refused(make_note):
+    from dashboard.owner import ensure_owner
+
+    node = _decayed(make_note, "CSRF target.")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(ensure_owner())
+    assert client.post(f"/node/{node.pk}/restore/").status_code == 403
+    assert client.post("/sleep/run/").status_code == 403
+    node.refresh_from_db()
+    assert node.decayed_at is not None and not SleepRun.objects.exists()
+
+
+def test_gets_only_where_pages_only_read(owner_client, db):
+    assert owner_client.post("/search/").status_code == 405
+    assert owner_client.post("/audit/").status_code == 405
+    assert owner_client.get("/sleep/run/").status_code == 405
