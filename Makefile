@@ -35,7 +35,7 @@ setup: $(VENV)/.synced
 run: setup
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py demo
-	-$(PY) manage.py sleep --install-schedule
+	$(PY) manage.py sleep --install-schedule
 	$(PY) manage.py serve
 
 chromium:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.owner import login_path
-from memory.demo import load_demo
+from dashboard.demo import load_demo
 
 
 def test_it_redirects_to_login_when_signed_out(client, db):

@@ -34,7 +34,7 @@ def test_the_real_worker_runs_an_enqueued_task(qcluster):
     from django_q.tasks import async_task
 
     assert Node.objects.count() == 0
-    task_id = async_task("memory.demo.load_demo")
+    task_id = async_task("dashboard.demo.load_demo")
     wait_for(lambda: Success.objects.filter(id=task_id).exists())
     assert Node.objects.count() > 10
     assert Success.objects.get(id=task_id).result > 10

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from memory.demo import load_demo
+from dashboard.demo import load_demo
 
 
 class Command(BaseCommand):

@@ -1,6 +1,7 @@
 """A small demo memory, loaded by `make run` when the database is empty.
 
-Everything goes through the write path; the store clock is backdated so that some entries are
+Everything goes through the write path and the ceremonies (so it lives here, beside the pages,
+not in the engine); the store clock is backdated so that some entries are
 old enough for the decay gate to consider them (unread, nothing live reaching them).
 """
 
@@ -12,7 +13,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.models import Node
+from memory.scroll import commit_turn
 from memory.write import write_node
+from review import ceremony
 
 GARDEN = """# Garden
 The tomatoes go in the south bed after the last frost, usually mid-May.
@@ -84,7 +87,7 @@ def load_demo(*, now: datetime | None = None) -> int:
                 referent_time=(now - timedelta(days=50, minutes=-i)).isoformat(),
             ).node
             written += 1
-        write_node(
+        inference = write_node(
             body="The boiler's expansion vessel needs recharging before winter.",
             kind="inference",
             jurisdiction="home",
@@ -117,5 +120,15 @@ def load_demo(*, now: datetime | None = None) -> int:
             origins=[{"id": garden.pk, "relation": "cites"}],
             created_at=days_ago(3),
         )
+        written += 1
+    # A conversation with the owner's assistant: pairs on the scroll.
+    for user, assistant in [
+        (
+            "What do I need before winter?",
+            "Recharge the boiler's expansion vessel and clear the downpipe filter.",
+        ),
+        ("Remind me which bed the tomatoes go in.", "The south bed, after the last frost."),
+    ]:
+        commit_turn(conversation="demo-assistant", user=user, assistant=assistant)
         written += 1
     return written
