@@ -13,6 +13,7 @@ urlpatterns = [
     path("login/link/<uidb64>/<token>/", owner_views.login_link, name="login_link"),
     path("account/password/", owner_views.set_password, name="set_password"),
     path("tokens/", tokens_views.tokens, name="tokens"),
+    path("overview/waiting/", views.overview_waiting, name="overview_waiting"),
     path("search/", search_views.search, name="search"),
     path("node/<int:node_id>/", node_views.node_page, name="node"),
     path("node/<int:node_id>/restore/", audit_views.restore_node, name="restore_node"),

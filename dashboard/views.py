@@ -41,8 +41,15 @@ def overview(request: HttpRequest) -> HttpResponse:
         "chart": chart,
         "schedule": next_sleep(),
         "runs": last_runs(),
-        "pending_decays": pending_decay_count(),
         "events": events,
         "sealed_ids": sealed_ids(e.node_id for e in events),
     }
     return render(request, "dashboard/overview.html", context)
+
+
+@require_GET
+def overview_waiting(request: HttpRequest) -> HttpResponse:
+    """How many nodes the decay gate selects now, as the overview's queue link (its own
+    request: the gate's selection scans every live node)."""
+    context = {"pending_decays": pending_decay_count()}
+    return render(request, "dashboard/overview.html#waiting", context)

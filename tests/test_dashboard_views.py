@@ -13,7 +13,7 @@ from memory.decay import let_go
 from memory.models import Event, Node, SleepRun
 from review.ceremony import propose, root, seal
 
-PAGES = ["/", "/search/", "/audit/", "/sleep/", "/sleep/status/"]
+PAGES = ["/", "/overview/waiting/", "/search/", "/audit/", "/sleep/", "/sleep/status/"]
 
 
 @pytest.mark.parametrize("path", PAGES)
@@ -66,6 +66,17 @@ def test_it_links_into_queues_that_have_something_waiting(owner_client, make_not
     body = owner_client.get("/").content.decode()
     assert 'id="queue-proposed"' in body
     assert "1 proposed for rooting" in body
+
+
+def test_the_pending_decays_link_arrives_in_its_own_fragment(owner_client, make_note):
+    assert 'id="queue-pending"' not in owner_client.get("/overview/waiting/").content.decode()
+    make_note(  # old, never read, no live neighbour
+        "Old and never read.", days_old=40, origins=[], kind="import", jurisdiction="wild",
+        source="old.md",
+    )
+    body = owner_client.get("/overview/waiting/").content.decode()
+    assert 'id="queue-pending"' in body and "1 pending decay" in body
+    assert 'hx-get="/overview/waiting/"' in owner_client.get("/").content.decode()
 
 
 def test_it_says_not_scheduled_without_a_schedule(owner_client, db):

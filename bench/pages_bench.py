@@ -1,0 +1,134 @@
+"""Dashboard page benchmarks: server time per page on synthetic graphs (bench.synthetic).
+
+Each size gets a fresh copy of the cached graph, embedded in full, with 5% of its nodes decayed
+through the audit writer (so the audit log, the chart and the decayed-neighbour toggle have
+something to show) and a few proposals. Pages are fetched with Django's test Client logged in as
+the owner (force_login), so the time is the whole server side: middleware, view, queries,
+template. Target: p95 <= 100 ms for every page.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.db import transaction
+from django.test import Client
+from django.utils import timezone
+
+from bench.synthetic import _vocabulary, graph_copy, use_database
+
+TARGET_P95_MS = 100.0
+REPEATS = 30
+
+
+def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
+    from memory import audit
+    from memory.embed import embed_missing
+    from memory.models import Node
+    from review.ceremony import propose
+
+    embed_missing(batch=2000)
+    ids = list(Node.objects.values_list("id", flat=True))
+    decayed = rng.sample(ids, n // 20)
+    with transaction.atomic():
+        Node.objects.filter(pk__in=decayed).update(decayed_at=timezone.now())
+        audit.record_many("decayed", decayed, actor="sleep", reason="age_no_access")
+    live = sorted(set(ids) - set(decayed))
+    for node_id in rng.sample(live, 20):
+        propose(node_id, actor="agent:bench", reason="bench")
+    # Hubs (the synthetic import nodes) have ~200 children: the picture's worst case.
+    hubs = list(
+        Node.objects.filter(kind="import", decayed_at__isnull=True).values_list("id", flat=True)[
+            :50
+        ]
+    )
+    return {"live": live, "decayed": decayed, "hubs": hubs}
+
+
+def _time(client: Client, paths: Callable[[int], str]) -> list[float]:
+    samples = []
+    for i in range(REPEATS + 3):
+        path = paths(i)
+        started = time.perf_counter()
+        response = client.get(path)
+        elapsed = (time.perf_counter() - started) * 1000
+        if response.status_code != 200:
+            raise AssertionError(f"{path} answered {response.status_code}")
+        if hasattr(response, "streaming_content"):
+            b"".join(response.streaming_content)
+            elapsed = (time.perf_counter() - started) * 1000
+        if i >= 3:  # the first fetches warm caches (vector matrix, templates)
+            samples.append(elapsed)
+    return samples
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def _pages(
+    rng: random.Random, words: list[str], ids: dict[str, list[int]]
+) -> list[tuple[str, Callable[[int], str]]]:
+    live, decayed, hubs = ids["live"], ids["decayed"], ids["hubs"]
+    then = (timezone.now() - timedelta(days=30)).strftime("%Y-%m-%dT%H:%M")
+    older = live[: len(live) // 2]  # ids ascend with the store clock: these existed by then
+
+    def query(i: int) -> str:
+        return words[i].replace(" ", "+")
+
+    return [
+        ("overview", lambda i: "/"),
+        ("search", lambda i: f"/search/?q={query(i)}&scope=both"),
+        ("search as of 30 days ago", lambda i: f"/search/?q={query(i)}&scope=both&as_of={then}"),
+        ("node (read + picture)", lambda i: f"/node/{rng.choice(live)}/"),
+        ("node, hub (~200 neighbours)", lambda i: f"/node/{hubs[i % len(hubs)]}/"),
+        ("node, decayed neighbours shown", lambda i: f"/node/{rng.choice(live)}/?decayed=1"),
+        ("node, decayed (owner view)", lambda i: f"/node/{rng.choice(decayed)}/"),
+        ("node as of 30 days ago", lambda i: f"/node/{rng.choice(older)}/?as_of={then}"),
+        ("audit log", lambda i: "/audit/"),
+        ("audit log, page 40", lambda i: "/audit/?page=40"),
+        ("audit log, kind+domain", lambda i: "/audit/?kind=decayed&domain=work"),
+        ("sleep runs", lambda i: "/sleep/"),
+    ]
+
+
+def run(sizes: list[int]) -> str:
+    from dashboard.owner import ensure_owner
+
+    lines = [
+        "## Dashboard pages",
+        "",
+        "Server time per page (Django test Client, owner logged in; middleware, view, queries "
+        f"and template), {REPEATS} fetches each after 3 warm-up fetches, on synthetic graphs with "
+        f"5% of nodes decayed through the audit writer. Target: p95 <= {TARGET_P95_MS:.0f} ms.",
+        "",
+        "| nodes | page | p50 ms | p95 ms | target |",
+        "|---:|---|---:|---:|---|",
+    ]
+    vocab = _vocabulary(random.Random(7))
+    for n in sizes:
+        rng = random.Random(n)
+        path = graph_copy(n, "pages")
+        with use_database(path):
+            ids = _prepare(n, rng)
+            client = Client()
+            client.force_login(ensure_owner())
+            words = [" ".join(rng.sample(vocab[:400], 2)) for _ in range(REPEATS + 3)]
+            pages = _pages(rng, words, ids)
+            for name, paths in pages:
+                try:
+                    samples = _time(client, paths)
+                except Exception as error:  # report the page as failing; keep measuring others
+                    lines.append(f"| {n:,} | {name} | - | - | **failed: {error!r:.80}** |")
+                    print(f"  {n:,} {name}: FAILED {error!r}", flush=True)
+                    continue
+                p50, p95 = statistics.median(samples), _pct(samples, 0.95)
+                ok = "ok" if p95 <= TARGET_P95_MS else "**over**"
+                lines.append(f"| {n:,} | {name} | {p50:.1f} | {p95:.1f} | {ok} |")
+                print(f"  {n:,} {name}: p50 {p50:.1f} ms, p95 {p95:.1f} ms", flush=True)
+    return "\n".join(lines) + "\n"
