@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import OuterRef, Subquery
-
 from memory.decay import pending_decays
 from memory.models import Event, EventKind, Node, Trust
-from memory.trust import trust_map, with_trust
+from memory.trust import trust_map
 
 # Trust states whose words are never shown on a decision page (sealed hides everything,
 # rejected is a tombstone).
@@ -32,31 +30,36 @@ class Item:
         return self.trust not in NO_WORDS
 
 
-def proposed_queue(*, limit: int = 200) -> list[Item]:
-    """Nodes whose trust is proposed, oldest proposal first (Event.at), with the proposal event
-    (proposer = actor, reason, detail). Sealed, rejected, ground and superseded nodes never
-    appear, even if they were once proposed."""
-    first_proposal = (
-        Event.objects.filter(node=OuterRef("pk"), kind=EventKind.PROPOSED)
-        .order_by("at", "id")
-        .values("at")[:1]
-    )
-    nodes = list(
-        with_trust(Node.objects.all())
-        .filter(trust=Trust.PROPOSED.value)
-        .annotate(proposed_at=Subquery(first_proposal))
-        .order_by("proposed_at", "pk")[:limit]
-    )
-    proposals = _proposals([n.pk for n in nodes])
-    return [Item(node=n, trust=n.trust, proposal=proposals.get(n.pk)) for n in nodes]
+def proposed_queue(*, limit: int = 50) -> tuple[list[Item], int]:
+    """The oldest `limit` nodes whose trust is proposed, oldest proposal first (Event.at), each
+    with its proposal event (proposer = actor, reason, detail), and how many are waiting in all.
+    Sealed, rejected, ground and superseded nodes never appear, even if once proposed."""
+    # Start from the proposal events, not the nodes: a node table of 100k rows has a handful
+    # of proposals, and trust is derived for those alone.
+    first: dict[int, Event] = {}
+    for event in Event.objects.filter(kind=EventKind.PROPOSED).order_by("at", "id"):
+        first.setdefault(event.node_id, event)
+    trust = trust_map(first)
+    waiting = [node_id for node_id in first if trust[node_id] == Trust.PROPOSED]
+    nodes = Node.objects.in_bulk(waiting[:limit])
+    items = [
+        Item(node=nodes[i], trust=Trust.PROPOSED.value, proposal=first[i])
+        for i in waiting[:limit]
+        if i in nodes
+    ]
+    return items, len(waiting)
 
 
 def sealed_nodes(*, limit: int = 200) -> list[Item]:
-    """Sealed nodes, newest first, so the owner can unseal them; callers must show only the id."""
-    nodes = list(
-        with_trust(Node.objects.only("pk")).filter(trust=Trust.SEALED.value).order_by("-pk")[:limit]
-    )
-    return [Item(node=n, trust=n.trust, proposal=None) for n in nodes]
+    """Sealed nodes, newest id first, so the owner can unseal them; callers must show only the
+    id. Only nodes with a seal event are considered."""
+    ids = Event.objects.filter(kind=EventKind.SEALED).values_list("node_id", flat=True).distinct()
+    trust = trust_map(set(ids))
+    sealed = sorted((i for i, t in trust.items() if t == Trust.SEALED), reverse=True)[:limit]
+    nodes = Node.objects.only("pk").in_bulk(sealed)
+    return [
+        Item(node=nodes[i], trust=Trust.SEALED.value, proposal=None) for i in sealed if i in nodes
+    ]
 
 
 def decision_item(node: Node) -> Item:

@@ -19,12 +19,14 @@ from review import ceremony
 from review.queue import decision_item, hidden_marks, proposed_queue, sealed_nodes
 from review.view_helpers import HtmxHttpRequest, back, get_node_or_404, owner_name
 
+QUEUE_PAGE = 50  # rows per page: the oldest first; deciding them brings up the next
 ROOTABLE = frozenset({Trust.UNREVIEWED.value, Trust.PROPOSED.value})
 
 
 @require_GET
 def review_queue(request: HtmxHttpRequest) -> HttpResponse:
-    context = {"items": proposed_queue(), "sealed": sealed_nodes()}
+    items, total = proposed_queue(limit=QUEUE_PAGE)
+    context = {"items": items, "total": total, "sealed": sealed_nodes(limit=QUEUE_PAGE)}
     return render(request, "review/queue.html", context)
 
 

@@ -308,3 +308,15 @@ def test_the_root_screen_warns_of_direction_marks(owner_client, make_note):
     assert "U+202E" not in owner_client.get(f"/review/{plain.pk}/root/").content.decode()
     node = make_note("Pay \u202e0001\u202c today.")
     assert "U+202C, U+202E" in owner_client.get(f"/review/{node.pk}/root/").content.decode()
+
+
+def test_the_queue_shows_the_oldest_page_and_says_how_many_wait(
+    owner_client, make_note, monkeypatch
+):
+    first, second = make_note("First."), make_note("Second.")
+    propose(first.pk, actor="agent:a")
+    propose(second.pk, actor="agent:b")
+    monkeypatch.setattr("review.views.QUEUE_PAGE", 1)
+    response = owner_client.get("/review/")
+    assert [item.node.pk for item in response.context["items"]] == [first.pk]
+    assert "Showing the oldest 1 of 2" in response.content.decode()
