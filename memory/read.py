@@ -1,0 +1,106 @@
+"""Read: the full body of one node, which counts as an access (discovery by recall does not)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memory.errors import NotFound
+from memory.models import Jurisdiction, Node
+from memory.recall import Visibility, lawful_trust, live_at
+
+_MISSING = "no node {id} here"
+
+
+def visible_node(
+    node_id: Any, *, vis: Visibility, include_superseded: bool = True
+) -> tuple[Node, str]:
+    """The node and its trust, if the caller may see it; else NotFound (never Forbidden).
+
+    Outside the domains or scope, created after as_of, decayed (now, or as of as_of), sealed
+    or rejected: all answer the same NotFound with the same message, so nothing leaks.
+    """
+    try:
+        node_id = int(node_id)
+    except (TypeError, ValueError):
+        raise NotFound(_MISSING.format(id=node_id)) from None
+    node = Node.objects.filter(pk=node_id).first()
+    if (
+        node is None
+        or (vis.domains is not None and node.domain not in vis.domains)
+        or (vis.scope != "both" and node.jurisdiction != vis.scope)
+        or (vis.as_of is not None and node.created_at > vis.as_of)
+        or not live_at([node.pk], as_of=vis.as_of)
+    ):
+        raise NotFound(_MISSING.format(id=node_id))
+    trusts = lawful_trust([node.pk], as_of=vis.as_of, include_superseded=include_superseded)
+    if node.pk not in trusts:
+        raise NotFound(_MISSING.format(id=node_id))
+    return node, trusts[node.pk]
+
+
+def read(
+    node_id: int,
+    *,
+    domains: Iterable[str] | None = None,
+    actor: str = "owner",
+    as_of: str | datetime | None = None,
+    holder: str | None = None,
+) -> dict[str, Any]:
+    """The node's full body and its four axes; access_count +1 and last_accessed_at = now, in
+    one UPDATE (so two concurrent reads both count).
+
+    `actor` names the reader (the API passes its token's name). Reads the store clock (now,
+    for last_accessed_at). With as_of, the node must have existed
+    and been live at T, and trust is reported as of T; the access is still counted now.
+    Refuses with NotFound a node that is missing, outside `domains`, decayed, sealed or
+    rejected. When the node is wild, a cite is pended for the reader's (holder, else actor)
+    next pair (DESIGN.md, walk), in the same transaction as the access.
+    """
+    vis = Visibility.of(domains=domains, scope="both", as_of=as_of)
+    node, trust = visible_node(node_id, vis=vis)
+    now = timezone.now()
+    with transaction.atomic():
+        # Guarded by decayed_at: a decay committed between the check and here wins.
+        counted = Node.objects.filter(pk=node.pk, decayed_at__isnull=True).update(
+            access_count=F("access_count") + 1, last_accessed_at=now
+        )
+        if not counted:
+            raise NotFound(_MISSING.format(id=node.pk))
+        cite_holder = holder or actor
+        if cite_holder and node.jurisdiction == Jurisdiction.WILD:
+            _pend_cite(holder=cite_holder, node_id=node.pk)
+    node.refresh_from_db(fields=["access_count", "last_accessed_at"])
+    return {
+        "jurisdiction": node.jurisdiction,
+        "id": node.pk,
+        "trust": trust,
+        "kind": node.kind,
+        "body": node.body,
+        "body_hash": node.body_hash,
+        "source": node.source,
+        "domain": node.domain,
+        "signature": node.signature,
+        "metadata": node.metadata,
+        "created_at": node.created_at.isoformat(),
+        "referent_time": node.referent_time.isoformat() if node.referent_time else None,
+        "event_time": node.event_time.isoformat(),
+        "access_count": node.access_count,
+        "last_accessed_at": node.last_accessed_at.isoformat() if node.last_accessed_at else None,
+        "permanent": node.permanent,
+        "live": True,
+    }
+
+
+def _pend_cite(*, holder: str, node_id: int) -> None:
+    # memory/cites.py (custody) is written alongside; until it lands there is nothing to pend.
+    try:
+        from memory.cites import pend_cite
+    except ImportError:
+        return
+    pend_cite(holder=holder, node_id=node_id)
