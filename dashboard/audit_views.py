@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
@@ -18,14 +19,21 @@ from memory.models import DecayReason, Event, EventKind, Node
 PER_PAGE = 50
 
 
-def _row_context(events: list[Event]) -> dict:
+def _row_context(events: list[Event], *, here: str) -> dict:
     """Which rows hide their excerpt (sealed now) and which decays can be restored (the node is
-    still decayed now)."""
+    still decayed now); URL prefixes reversed once, not once per row (50 rows, several links
+    each, were a measurable share of the page's time)."""
     ids = {e.node_id for e in events if e.node_id}
     decayed = set(
         Node.objects.filter(pk__in=ids, decayed_at__isnull=False).values_list("pk", flat=True)
     )
-    return {"sealed_ids": sealed_ids(ids), "decayed_ids": decayed}
+    node_base = reverse("node", args=[0]).removesuffix("0/")
+    return {
+        "sealed_ids": sealed_ids(ids),
+        "decayed_ids": decayed,
+        "node_base": node_base,
+        "here": here,
+    }
 
 
 @require_GET
@@ -44,7 +52,7 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
         "kinds": EventKind.values,
         "reasons": sorted({*DecayReason.values, "owner_restore", "owner_keep"}),
         "domains": Node.objects.values_list("domain", flat=True).distinct().order_by("domain"),
-        **_row_context(list(page.object_list)),
+        **_row_context(list(page.object_list), here=request.get_full_path()),
     }
     if request.htmx and request.htmx.target == "audit-rows":
         return render(request, "dashboard/audit.html#rows", context)
@@ -90,7 +98,8 @@ def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     if request.htmx:
         event = Event.objects.filter(pk=request.POST.get("event")).select_related("node").first()
         if event is not None:
-            context = {"e": event, "row_error": error, **_row_context([event])}
+            back = request.POST.get("next", "")
+            context = {"e": event, "row_error": error, **_row_context([event], here=back)}
             return render(request, "dashboard/audit.html#row", context)
     if error:
         messages.error(request, error)

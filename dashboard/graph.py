@@ -223,15 +223,21 @@ def _layout(hood: Neighbourhood, rings: list[list[int]]) -> None:
 def render_svg(hood: Neighbourhood, *, href: Callable[[int], str], title: str) -> SafeString:
     """The neighbourhood as an <svg>: edges with their kind, nodes as links to their pages.
     Every text (labels, titles, kinds) is escaped by format_html."""
+    # Crop to the rings in use: a lone node or a single ring should not float in white space.
+    outer = max((g.ring for g in hood.nodes.values()), default=0)
+    extent = RADII[outer] + NODE_R[outer] + 34
+    left, top = WIDTH / 2 - extent, HEIGHT / 2 - extent
     parts: list[str] = [
         _svg(
-            '<svg class="graph" viewBox="0 0 {} {}" role="img" aria-label="{}" '
+            '<svg class="graph" viewBox="{} {} {} {}" role="img" aria-label="{}" '
             'xmlns="http://www.w3.org/2000/svg"><title>{}</title>'
             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
             'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
             'fill="#7d8a84"/></marker></defs>',
-            WIDTH,
-            HEIGHT,
+            left,
+            top,
+            2 * extent,
+            2 * extent,
             title,
             title,
         )
@@ -305,8 +311,8 @@ def render_svg(hood: Neighbourhood, *, href: Callable[[int], str], title: str) -
                 _svg(
                     '<text x="{}" y="{}" class="gmore" text-anchor="end">+{} more at {} hop{}'
                     "</text>",
-                    WIDTH - 8,
-                    HEIGHT - 8 - 18 * (2 - ring),
+                    left + 2 * extent - 6,
+                    top + 2 * extent - 8 - 16 * (2 - ring),
                     hidden,
                     ring,
                     "s" if ring > 1 else "",
