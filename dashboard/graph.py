@@ -209,11 +209,16 @@ def _layout(hood: Neighbourhood, rings: list[list[int]]) -> None:
     inner = rings[1]
     for k, i in enumerate(inner):
         angles[i] = -math.pi / 2 + 2 * math.pi * k / max(len(inner), 1)
-    # The outer ring follows its parents' order, so each child sits near the one it hangs from.
-    outer = sorted(rings[2], key=lambda i: (angles.get(hood.nodes[i].parent, 0.0), i))
-    offset = math.pi / max(len(outer), 1) if len(inner) > 1 else 0.0
-    for k, i in enumerate(outer):
-        angles[i] = -math.pi / 2 + offset + 2 * math.pi * k / max(len(outer), 1)
+    # Each parent's children fan out in a sector centred on the parent's angle (at most 160
+    # degrees), so an edge from the inner ring to the outer one never cuts across the centre.
+    sector = min(2 * math.pi / max(len(inner), 1), math.radians(160))
+    children: dict[int, list[int]] = {}
+    for i in rings[2]:
+        children.setdefault(hood.nodes[i].parent, []).append(i)
+    for parent, kids in children.items():
+        base = angles.get(parent, -math.pi / 2)
+        for j, i in enumerate(kids):
+            angles[i] = base + sector * ((j + 0.5) / len(kids) - 0.5)
     for i, angle in angles.items():
         radius = RADII[hood.nodes[i].ring]
         hood.nodes[i].x = cx + radius * math.cos(angle)
