@@ -83,6 +83,7 @@ def _pages(
 
     return [
         ("overview", lambda i: "/"),
+        ("overview: pending-decays fragment", lambda i: "/overview/waiting/"),
         ("search", lambda i: f"/search/?q={query(i)}&scope=both"),
         ("search as of 30 days ago", lambda i: f"/search/?q={query(i)}&scope=both&as_of={then}"),
         ("node (read + picture)", lambda i: f"/node/{rng.choice(live)}/"),
