@@ -182,3 +182,16 @@ def test_recency_weight_is_within_bounds_and_unknown_time_is_neutral():
         assert 0.5 <= recency_weight(now - timedelta(days=days), now=now) <= 1.0
     assert recency_weight("not a time", now=now) == 1.0
     assert recency_weight(None, now=now) == 1.0
+
+
+def test_vectors_of_another_model_or_dimension_are_never_mixed(make_note):
+    from memory.embed import get_embedder, to_blob
+    from memory.recall import vector_matrix
+
+    note = make_note("The heron.")
+    embed_missing()
+    Vector.objects.create(node=note, model="other-model", dim=3, data=to_blob([1.0, 0.0, 0.0]))
+    matrix = vector_matrix()
+    assert Vector.objects.count() == matrix.n + 1  # every vector but the other model's
+    assert matrix.vectors.shape[1] == get_embedder().dim
+    assert ids(recall("heron")) == [note.pk]
