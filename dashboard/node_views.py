@@ -57,8 +57,11 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     node = _get_node_or_404(node_id)
     as_of, as_of_error = as_of_param(request)
     show_decayed = request.GET.get("decayed") == "1"
-    params = {k: v for k, v in (("decayed", "1" if show_decayed else ""),
-                                ("as_of", widget_value(as_of))) if v}
+    params = {
+        k: v
+        for k, v in (("decayed", "1" if show_decayed else ""), ("as_of", widget_value(as_of)))
+        if v
+    }
     trust_now = trust_map([node.pk])[node.pk]
     context: dict[str, Any] = {
         "node": node,

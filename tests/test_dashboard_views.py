@@ -71,7 +71,11 @@ def test_it_links_into_queues_that_have_something_waiting(owner_client, make_not
 def test_the_pending_decays_link_arrives_in_its_own_fragment(owner_client, make_note):
     assert 'id="queue-pending"' not in owner_client.get("/overview/waiting/").content.decode()
     make_note(  # old, never read, no live neighbour
-        "Old and never read.", days_old=40, origins=[], kind="import", jurisdiction="wild",
+        "Old and never read.",
+        days_old=40,
+        origins=[],
+        kind="import",
+        jurisdiction="wild",
         source="old.md",
     )
     body = owner_client.get("/overview/waiting/").content.decode()
