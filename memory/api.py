@@ -26,12 +26,18 @@ from django.db.models.functions import Length
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from memory import walk as walks
+from memory.authority import authority_report
 from memory.clocks import parse_instant
 from memory.errors import Forbidden, GroveError, Invalid, NotFound, TooLarge
 from memory.models import ApiToken, Node
+from memory.read import read
+from memory.recall import recall
+from memory.scroll import commit_turn as scroll_commit
 from memory.tokens import actor_of, authenticate
 from memory.trust import HIDDEN, trust_map
 from memory.write import WriteResult, write_node
+from review.ceremony import propose as ceremony_propose
 
 SCOPES = ("home", "wild", "both")
 MAX_RECALL_LIMIT = 100
@@ -229,8 +235,6 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
     Reads the store clock. Refuses read-only tokens and foreign domains (Forbidden), missing or
     non-text fields and naive referent times (Invalid).
     """
-    from memory.scroll import commit_turn as scroll_commit
-
     _require_writable(token)
     _fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
     domain = _write_domain(token, data.get("domain"))
@@ -258,8 +262,6 @@ def recall_packets(
 ) -> dict[str, Any]:
     """Previews (never bodies) for a query, in the token's domains. Logged by recall; does not
     count as reading. Refuses (Invalid) an empty query, a bad scope, limit or as_of."""
-    from memory.recall import recall
-
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
     scope = _scope(scope)
@@ -275,28 +277,21 @@ def recall_packets(
     return {"results": results}
 
 
-def _read_function() -> Callable[..., dict[str, Any]]:
-    try:
-        from memory.read import read
-    except ModuleNotFoundError:
-        from memory.recall import read
-    return read
-
-
 def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, Any]:
     """The full body of one node in the token's domains; counts as an access (read clock: store).
 
     Refuses (NotFound) anything outside the token's domains, sealed or rejected."""
     _visible_node(token, node_id)
-    read = _read_function()
-    return read(node_id, domains=list(token.domains), actor=actor_of(token), as_of=_as_of(as_of))
+    actor = actor_of(token)
+    # holder: a wild body the agent reads is cited by its next turn (custody of what it saw).
+    return read(
+        node_id, domains=list(token.domains), actor=actor, as_of=_as_of(as_of), holder=actor
+    )
 
 
 def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, Any]:
     """Who decided what about a node (its authority events and derived trust). Refuses
     (NotFound) nodes the token cannot see."""
-    from memory.authority import authority_report
-
     _visible_node(token, node_id)
     return authority_report(node_id, domains=list(token.domains), as_of=_as_of(as_of))
 
@@ -304,8 +299,6 @@ def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
 def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
     """Propose a node for rooting (the owner decides). Refuses read-only tokens (Forbidden) and
     nodes the token cannot see (NotFound); the ceremony refuses the rest."""
-    from review.ceremony import propose as ceremony_propose
-
     _require_writable(token)
     _fields(data, allowed=frozenset({"reason"}), required=())
     reason = data.get("reason") or ""
@@ -322,8 +315,6 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
 
     Tickets are held by the token's actor; the walk refuses forged, spent, expired or mismatched
     tickets and unseen nodes with its own errors."""
-    from memory import walk as walks
-
     holder = actor_of(token)
     if action == "open":
         _fields(data, allowed=frozenset({"node_id", "scope", "as_of"}), required=("node_id",))
