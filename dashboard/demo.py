@@ -94,8 +94,18 @@ def load_demo(*, now: datetime | None = None) -> int:
             signature="agent:assistant",
             origins=[{"id": previous.pk, "relation": "derived_from"}],
             created_at=days_ago(44),
-        )
+        ).node
         written += 1
+        ceremony.propose(
+            inference.pk, actor="agent:assistant", reason="Useful before the heating season."
+        )
+        tomatoes = Node.objects.get(body__startswith="The tomatoes go in")
+        ceremony.root(
+            tomatoes.pk,
+            adopting_words="Yes, this is how we plant.",
+            expected_body_hash=tomatoes.body_hash,
+            owner="owner",
+        )
 
         # Old clippings nobody read and nothing links to: what the decay gate will select.
         for days, url, text in [

@@ -380,12 +380,12 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
+    def __str__(self) -> str:
+        return f"token {self.name}"
+
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
-
-    def __str__(self) -> str:
-        return f"token {self.name}"
 
 
 class PendingCite(models.Model):

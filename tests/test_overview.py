@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.owner import login_path
 from dashboard.demo import load_demo
+from dashboard.owner import login_path
 
 
 def test_it_redirects_to_login_when_signed_out(client, db):
