@@ -29,7 +29,7 @@ from memory.clocks import parse_instant, recency_weight
 from memory.embed import get_embedder
 from memory.errors import Invalid
 from memory.models import EventKind, RecallLog, Trust
-from memory.trust import trust_map
+from memory.trust import AUTHORITY_KINDS, trust_map
 
 SCOPES = ("home", "wild", "both")
 EXCERPT_CHARS = 240
@@ -189,15 +189,35 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
     return live
 
 
+def _with_authority_events(ids: list[int]) -> list[int]:
+    kinds = [k.value for k in AUTHORITY_KINDS]
+    found: list[int] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            cursor.execute(
+                f"SELECT DISTINCT node_id FROM memory_event WHERE node_id IN "
+                f"({','.join('?' * len(chunk))}) AND kind IN ({','.join('?' * len(kinds))})",
+                [*chunk, *kinds],
+            )
+            found += [row[0] for row in cursor.fetchall()]
+    return found
+
+
 def lawful_trust(
     node_ids: Iterable[int], *, as_of: datetime | None, include_superseded: bool
 ) -> dict[int, str]:
     """Trust (as of `as_of`) of the nodes a reader may be shown: never sealed or rejected, and
     never a node sealed now (a seal hides it from every read, past views included)."""
     ids = list(dict.fromkeys(node_ids))
-    trusts = trust_map(ids, as_of=as_of)
+    # Most nodes were never reviewed: one indexed probe finds the few with authority events,
+    # and only those pay for trust_map's derivation.
+    judged = _with_authority_events(ids)
+    trusts = dict.fromkeys(ids, Trust.UNREVIEWED.value)
+    trusts.update(trust_map(judged, as_of=as_of))
     if as_of is not None:
-        now = trust_map(ids)
+        now = dict.fromkeys(ids, Trust.UNREVIEWED.value)
+        now.update(trust_map(judged))
         trusts = {i: t for i, t in trusts.items() if now[i] != Trust.SEALED.value}
     hidden = HIDDEN_TRUST if include_superseded else HIDDEN_TRUST | {Trust.SUPERSEDED.value}
     return {i: t for i, t in trusts.items() if t not in hidden}
@@ -255,8 +275,10 @@ def vector_matrix() -> _Matrix:
                 _matrices[key] = cache
             cursor.execute(
                 "SELECT v.id, v.node_id, v.created_at, v.data, n.domain, n.jurisdiction, "
-                "n.created_at FROM memory_vector v JOIN memory_node n ON n.id = v.node_id "
-                "WHERE v.model = ? AND v.dim = ? AND v.id > ? ORDER BY v.id",
+                "n.created_at FROM memory_vector v CROSS JOIN memory_node n ON n.id = v.node_id "
+                # CROSS JOIN and unary + keep SQLite on the vector id range (new rows only),
+                # not a scan of every node or of the model index.
+                "WHERE +v.model = ? AND +v.dim = ? AND v.id > ? ORDER BY v.id",
                 [embedder.name, embedder.dim, cache.last[0] if cache.last else 0],
             )
             rows = cursor.fetchall()
@@ -326,8 +348,49 @@ def _vector_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, f
 # --- the lists ------------------------------------------------------------------------------
 
 
+# Terms in more than this share of documents are dropped from the OR (unless nothing rarer is
+# left): their bm25 idf is near zero, yet scoring their long posting lists is most of the cost.
+COMMON_TERM_SHARE = 0.1
+_df_cache: dict[tuple[str, str], tuple[int, int]] = {}
+
+
+def _document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
+    """Per-term document counts (cached until the index grows by a tenth) and the total."""
+    db = str(connection.settings_dict["NAME"])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT max(id) FROM memory_node")
+        total = cursor.fetchone()[0] or 0
+        found: dict[str, int] = {}
+        for term in terms:
+            cached = _df_cache.get((db, term))
+            if cached is not None and cached[1] * 1.1 >= total:
+                found[term] = cached[0]
+                continue
+            cursor.execute(
+                "SELECT count(*) FROM memory_node_fts WHERE memory_node_fts MATCH ?",
+                [match_expression([term])],
+            )
+            found[term] = cursor.fetchone()[0]
+            _df_cache[(db, term)] = (found[term], total)
+    return found, total
+
+
+def selective_terms(terms: Sequence[str]) -> list[str]:
+    """The terms worth scoring: those in at most COMMON_TERM_SHARE of documents, else the two
+    rarest (a query of only common words still finds something)."""
+    if len(terms) <= 1:
+        return list(terms)
+    df, total = _document_frequencies(terms)
+    rare = [t for t in terms if 0 < df[t] <= max(total * COMMON_TERM_SHARE, 50)]
+    if rare:
+        return rare
+    present = sorted((t for t in terms if df[t]), key=df.__getitem__)
+    return present[:2]
+
+
 def _fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[int, float]]:
     """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better)."""
+    terms = selective_terms(terms)
     if not terms:
         return []
     where, params = vis.sql("n")
