@@ -247,3 +247,12 @@ def test_an_id_beyond_the_integer_range_is_just_not_found(agent, root_note, coun
     response = _note(agent, root_note, origins=[{"id": huge}])
     assert (response.status_code, error_of(response)) == (400, "unknown_origin")
     assert counts() == before
+
+
+def test_context_never_reads_another_domain(agent, make_note):
+    foreign = make_note("The boiler in the clinic hums.", domain="health")
+    own = make_note("The boiler is serviced in March.", domain="work")
+    items = agent.get("context", {"q": "boiler", "budget": 1000}).json()["items"]
+    assert [item["id"] for item in items] == [own.pk]
+    foreign.refresh_from_db()
+    assert foreign.access_count == 0
