@@ -22,9 +22,10 @@ from memory.tokens import active_token
 
 INSTRUCTIONS = (
     "Grove is the owner's reviewable memory. recall gives previews (never bodies); read gives a "
-    "body and counts as a read; remember writes a node that must name its origins (node ids it "
-    "came from); commit_turn records an exchange of this conversation; walk moves along the "
-    "graph with tickets; propose asks the owner to root a node. Only the owner roots."
+    "body and counts as a read; context gives the bodies that fit a token budget; remember "
+    "writes a node that must name its origins (node ids it came from); commit_turn records an "
+    "exchange of this conversation; walk moves along the graph with tickets; propose asks the "
+    "owner to root a node. Only the owner roots."
 )
 
 
@@ -103,6 +104,16 @@ def build_server(*, token_name: str) -> MCPServer:
     def read(node_id: int) -> dict[str, Any]:
         """The full body of one node (counts as a read)."""
         return _run(token_name, lambda token: api.read_node(token, node_id))
+
+    @server.tool()
+    def context(
+        query: str, budget: int = 2000, scope: Literal["home", "wild", "both"] = "home"
+    ) -> dict[str, Any]:
+        """Bodies for a query that fit a budget in approximate tokens (characters / 4), best
+        first. Each body returned counts as a read."""
+        return _run(
+            token_name, lambda token: api.context(token, q=query, budget=budget, scope=scope)
+        )
 
     @server.tool()
     def walk(

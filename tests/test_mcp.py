@@ -84,16 +84,18 @@ def test_an_agent_remembers_recalls_and_reads_over_mcp(seeded):
         )
         found = _data(await session.call_tool("recall", {"query": "heat pump filter"}))
         body = _data(await session.call_tool("read", {"node_id": written["id"]}))
-        return names, written, found, body
+        bodies = _data(await session.call_tool("context", {"query": "heat pump", "budget": 50}))
+        return names, written, found, body, bodies
 
-    names, written, found, body = _session(db, "desk", script)
-    assert {"remember", "commit_turn", "recall", "read", "walk", "propose"} <= names
+    names, written, found, body, bodies = _session(db, "desk", script)
+    assert {"remember", "commit_turn", "recall", "read", "context", "walk", "propose"} <= names
     assert written["status"] == "created"
     assert found["results"][0]["id"] == written["id"]
     assert "body" not in found["results"][0]
     assert body["body"] == "The heat pump filter is changed every October."
     node = Node.objects.get(pk=written["id"])
-    assert (node.domain, node.access_count) == ("personal", 1)
+    assert [item["id"] for item in bodies["items"]] == [written["id"]]
+    assert (node.domain, node.access_count) == ("personal", 2)
     assert RecallLog.objects.filter(actor="agent:desk").exists()
 
 
