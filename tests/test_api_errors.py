@@ -256,3 +256,14 @@ def test_context_never_reads_another_domain(agent, make_note):
     assert [item["id"] for item in items] == [own.pk]
     foreign.refresh_from_db()
     assert foreign.access_count == 0
+
+
+def test_a_turn_into_a_foreign_domain_or_with_a_naive_time_is_refused(agent, settings, tmp_path):
+    settings.GROVE_SCROLL_DIR = tmp_path / "scroll"
+    turn = {"conversation": "kitchen", "user": "Boiler?", "assistant": "March."}
+    foreign = agent.post("turns", {**turn, "domain": "health"})
+    naive = agent.post("turns", {**turn, "referent_time": "2024-05-08T13:56:00"})
+    assert (foreign.status_code, error_of(foreign)) == (403, "domain_not_allowed")
+    assert (naive.status_code, error_of(naive)) == (400, "naive_datetime")
+    assert not Node.objects.filter(kind="pair").exists()
+    assert not (tmp_path / "scroll").exists() or not any((tmp_path / "scroll").iterdir())
