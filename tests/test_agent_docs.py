@@ -1,4 +1,4 @@
-"""The examples in docs/agents.md run: every block marked <!-- tested --> is executed.
+"""The examples in README.md run: every block marked <!-- tested --> is executed.
 
 bash blocks run in order in one bash process (so their exports carry), with curl against a live
 server and manage.py against the live server's database; json blocks that configure an MCP
@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memory.models import ApiToken, Edge, Node
 
-DOC = Path(settings.BASE_DIR) / "docs" / "agents.md"
+DOC = Path(settings.BASE_DIR) / "README.md"
 _TESTED = re.compile(r"<!-- tested -->\s*\n```(bash|json)\n(.*?)\n```", re.DOTALL)
 
 
