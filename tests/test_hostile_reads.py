@@ -1,0 +1,104 @@
+"""The hostile suite, reads: sealed means invisible to recall, authority and the agent API;
+recall never carries ceremony detail; trust reads the same in recall packets and everywhere.
+
+Kept apart from test_hostile.py because it needs memory/recall.py (the recall engineer's).
+"""
+
+from __future__ import annotations
+
+import json
+
+from memory.trust import trust_of
+from review.ceremony import preview_supersede, propose, root, seal, supersede, unseal
+
+OWNER = "owner"
+
+
+def _root(node, words="I adopt this."):
+    return root(node.pk, adopting_words=words, expected_body_hash=node.body_hash, owner=OWNER)
+
+
+def _supersede(node, text):
+    return supersede(
+        node.pk,
+        new_body=text,
+        adopting_words="y",
+        expected_body_hash=preview_supersede(text)["body_hash"],
+        owner=OWNER,
+    )
+
+
+# --- sealed means invisible; recall never carries ceremony detail --------------------------
+
+SECRET = "The quokka vault combination is 4-8-15-16."
+
+
+def _recall_ids(query: str, **kw) -> list[int]:
+    from memory.recall import recall
+
+    return [p["id"] for p in recall(query, **kw)]
+
+
+def test_a_sealed_node_is_absent_from_recall_and_unseal_restores_it(make_note):
+    from memory.recall import recall
+
+    node = make_note(SECRET)
+    assert node.pk in _recall_ids("quokka vault")
+    seal(node.pk, owner=OWNER)
+    results = recall("quokka vault combination", scope="both")
+    assert node.pk not in [p["id"] for p in results]
+    assert "4-8-15" not in json.dumps(results) and node.body_hash not in json.dumps(results)
+    unseal(node.pk, owner=OWNER)
+    assert node.pk in _recall_ids("quokka vault")
+
+
+def test_a_sealed_node_is_absent_from_the_authority_report(make_note):
+    from memory.authority import authority_report
+
+    node = make_note(SECRET)
+    assert "4-8-15" in json.dumps(authority_report(node.pk))
+    seal(node.pk, owner=OWNER)
+    report = json.dumps(authority_report(node.pk))
+    assert "4-8-15" not in report and node.body_hash not in report
+
+
+def test_a_sealed_node_is_absent_from_the_agent_api(make_note, client):
+    from _agents import make_agent
+
+    node = make_note(SECRET)
+    agent = make_agent(client)
+    assert "4-8-15" in agent.get(f"nodes/{node.pk}/authority").content.decode()
+    assert node.pk in [p["id"] for p in agent.get("recall", {"q": "quokka"}).json()["results"]]
+    seal(node.pk, owner=OWNER)
+    for response in (
+        agent.get(f"nodes/{node.pk}/authority"),
+        agent.get("recall", {"q": "quokka vault", "scope": "both"}),
+    ):
+        text = response.content.decode()
+        assert response.status_code in (200, 404), text
+        assert "4-8-15" not in text and node.body_hash not in text
+
+
+def test_recall_never_returns_adopting_words(make_note):
+    from memory.recall import recall
+
+    node = make_note("The quokka feeding time is noon.")
+    _root(node, "Zanzibar-oath: I adopt the quokka feeding time.")
+    results = recall("quokka feeding time", scope="both")
+    assert node.pk in [p["id"] for p in results]
+    assert "Zanzibar" not in json.dumps(results, ensure_ascii=False)
+    assert not {"adopting_words", "detail", "body"} & set().union(*map(set, results))
+
+
+def test_every_trust_state_reads_the_same_in_recall_packets(make_note):
+    from memory.recall import recall
+
+    nodes = {state: make_note(f"Quokka fact number {state}.") for state in ("u", "p", "g", "s")}
+    propose(nodes["p"].pk, actor="agent:a")
+    _root(nodes["g"])
+    _root(nodes["s"])
+    _supersede(nodes["s"], "Quokka fact number s, revised.")
+    packets = {p["id"]: p["trust"] for p in recall("quokka fact", include_superseded=True)}
+    expected = {"u": "unreviewed", "p": "proposed", "g": "ground", "s": "superseded"}
+    for state, node in nodes.items():
+        assert packets[node.pk] == expected[state] == trust_of(node.pk)
