@@ -27,6 +27,7 @@ from memory.trust import trust_map
 MIN_COSINE = float(getattr(settings, "GROVE_CROSSLINK_MIN_COSINE", 0.6))
 CAP = int(getattr(settings, "GROVE_CROSSLINK_CAP", 3))
 BLOCK = 512  # rows per matrix product: 512 x 100k float32 is 200 MB
+SLACK = 8  # candidates per node beyond the cap, for pairs already linked
 ACTOR = "sleep"
 
 
@@ -106,7 +107,7 @@ def crosslink(
     through = after_id
     for start in range(0, len(new_rows), BLOCK):
         rows = new_rows[start : start + BLOCK]
-        pairs = _nearest_older(vectors, rows, min_cosine=min_cosine)
+        pairs = _nearest_older(vectors, rows, min_cosine=min_cosine, cap=cap)
         added += _link_block(vectors, rows, pairs, cap=cap, dry_run=dry_run)
         through = int(vectors.ids[rows[-1]])
         if beat:
@@ -133,7 +134,7 @@ def _first_live_without_vector(*, after_id: int, model: str) -> int | None:
 
 
 def _nearest_older(
-    vectors: LiveVectors, rows: np.ndarray, *, min_cosine: float
+    vectors: LiveVectors, rows: np.ndarray, *, min_cosine: float, cap: int
 ) -> dict[int, list[tuple[float, int]]]:
     """For each row, the older same-domain rows at or above min_cosine, best first."""
     hi = int(rows[-1])  # rows are sorted by id, so only columns below the last row are older
@@ -146,6 +147,10 @@ def _nearest_older(
     r_idx, c_idx = r_idx[keep], c_idx[keep]
     values = sims[r_idx, c_idx]
     order = np.lexsort((-values, r_idx))
+    # Only each row's best few go on to Python: a dense region can put a thousand older nodes
+    # above the threshold, and the cap (plus room for edges already there) needs a handful.
+    rank = np.arange(len(order)) - np.searchsorted(r_idx[order], r_idx[order], side="left")
+    order = order[rank < cap + SLACK]
     found: dict[int, list[tuple[float, int]]] = {}
     for k in order:
         found.setdefault(int(rows[r_idx[k]]), []).append((float(values[k]), int(c_idx[k])))

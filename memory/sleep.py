@@ -153,7 +153,8 @@ def _embed(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
 
     if dry_run:
         return {"count": missing(), "model": name}
-    made = embed_missing(limit=limit)
+    # Big batches: each batch re-scans for what is still missing, so fewer scans go faster.
+    made = embed_missing(limit=limit, batch=4096)
     # "complete" tells integrity that every node up to through_id had its vector after a run.
     return {"count": made, "model": name, "through_id": through, "complete": missing() == 0}
 
