@@ -14,8 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
+from _async import run_async
 from django.conf import settings
 from django.db import connection
 from mcp.client.session import ClientSession
@@ -106,6 +106,6 @@ def test_the_mcp_client_configuration_starts_a_working_server(transactional_db):
             found = await session.call_tool("recall", {"query": "anything"})
             return {tool.name for tool in tools.tools}, found
 
-    names, found = anyio.run(main)
+    names, found = run_async(main)
     assert {"remember", "commit_turn", "recall", "read", "walk", "propose"} <= names
     assert not found.is_error

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
+from _async import run_async
 from _realdb import real_db_fixture  # noqa: F401 (a fixture)
 from django.conf import settings
 from mcp.client.session import ClientSession
@@ -45,7 +45,7 @@ def _session(db: Path, token: str, script):
             await session.initialize()
             return await script(session)
 
-    return anyio.run(main)
+    return run_async(main)
 
 
 def _data(result) -> dict:
