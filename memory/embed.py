@@ -1,7 +1,7 @@
 """Embeddings behind one small interface.
 
 The default, HashingEmbedder, needs no download and no fitting: scikit-learn's HashingVectorizer
-(word unigrams + bigrams, sublinear tf) projected to a dense space by a fixed-seed sparse random
+(word unigrams + bigrams) projected to a dense space by a fixed-seed sparse random
 projection, which preserves cosine similarity in expectation (Achlioptas). Another embedder is
 chosen with the GROVE_EMBEDDER setting (a dotted path to a class taking `path`), e.g.
 memory.embed.Model2VecEmbedder or memory.embed.SentenceTransformerEmbedder with a local model
@@ -12,10 +12,12 @@ Switching models re-embeds: vectors are keyed by model name and only the current
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
+import scipy.sparse
 from django.conf import settings
 from django.db import transaction
 from django.utils.module_loading import import_string
@@ -28,8 +30,7 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Return float32 vectors of shape (len(texts), dim), L2-normalised (zero rows allowed
-        only for texts with no tokens)."""
+        """Return float32 vectors of shape (len(texts), dim), L2-normalised, never zero."""
         ...
 
 
@@ -38,26 +39,40 @@ class HashingEmbedder:
 
     def __init__(self, path: str = "") -> None:
         from sklearn.feature_extraction.text import HashingVectorizer
-        from sklearn.random_projection import SparseRandomProjection
 
         self.n_features = 2**18
-        self.name = f"hashing-w12-{self.n_features}-grp{self.dim}-v1"
+        self.name = f"hashing-w12-{self.n_features}-srp{self.dim}-k16-v2"
         self._vectorizer = HashingVectorizer(
             n_features=self.n_features,
             ngram_range=(1, 2),
             alternate_sign=False,
             norm="l2",
             strip_accents="unicode",
+            token_pattern=r"(?u)\b\w+\b",  # one-letter words count: "A." is not empty
         )
-        projection = SparseRandomProjection(n_components=self.dim, random_state=20241130)
-        # Fitting on a single row only draws the (seeded, sparse) random matrix; nothing is
-        # learned from data, so every process gets the same vectors.
-        projection.fit(np.zeros((1, self.n_features), dtype=np.float32))
-        self._components = projection.components_.T.astype(np.float32).tocsr()
+        # A sparse random projection (Achlioptas): every feature is sent to 16 of the 256
+        # dimensions with random signs. Drawn from a fixed seed, so every process gets the same
+        # vectors and nothing is learned from data; 16 per feature means no text with a word
+        # projects to zero (sklearn's default density, 1/sqrt(n), often left a lone word empty).
+        per_feature = 16
+        rng = np.random.default_rng(20241130)
+        columns = rng.integers(0, self.dim, size=(self.n_features, per_feature))
+        signs = rng.choice(np.array([-1.0, 1.0], dtype=np.float32), size=columns.shape)
+        self._components = scipy.sparse.csr_matrix(
+            (signs.ravel(), columns.ravel(), np.arange(0, columns.size + 1, per_feature)),
+            shape=(self.n_features, self.dim),
+            dtype=np.float32,
+        )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        sparse = self._vectorizer.transform(list(texts)).astype(np.float32)
+        texts = list(texts)
+        sparse = self._vectorizer.transform(texts).astype(np.float32)
         dense = (sparse @ self._components).toarray().astype(np.float32)
+        for row in np.flatnonzero(~dense.any(axis=1)):
+            # No word at all (only punctuation or symbols): a direction drawn from the text
+            # itself, so equal texts agree and different ones are near-orthogonal.
+            seed = int.from_bytes(hashlib.sha256(texts[row].encode()).digest()[:8], "little")
+            dense[row] = np.random.default_rng(seed).standard_normal(self.dim)
         return normalise(dense)
 
 

@@ -300,41 +300,23 @@ def request_sleep(
     return run
 
 
-def _next_daily(minute: int, hour: int, now: datetime) -> datetime:
-    candidate = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    return candidate if candidate > now else candidate + timedelta(days=1)
-
-
 def ensure_schedule(*, cron: str | None = None):
     """Create or update the one django-q2 schedule that runs sleep (GROVE_SLEEP_CRON, nightly at
     03:30 UTC by default). Idempotent: calling it again changes nothing unless the cron changed.
 
-    With croniter installed any cron works; without it (it is not a dependency) only the daily
-    form "M H * * *" is accepted and stored as a DAILY schedule; anything else is refused
-    (Invalid) rather than guessed.
+    Refuses (Invalid) a cron expression croniter cannot read.
     """
-    from django_q.conf import croniter
+    from croniter import CroniterBadCronError, croniter
     from django_q.models import Schedule
 
     cron = (cron or settings.GROVE_SLEEP_CRON).strip()
-    now = timezone.now()
-    if croniter is not None:
-        kind, next_run = Schedule.CRON, croniter(cron, now).get_next(datetime)
-    else:
-        parts = cron.split()
-        if (
-            len(parts) != 5
-            or parts[2:] != ["*", "*", "*"]
-            or not all(p.isdigit() for p in parts[:2])
-        ):
-            raise Invalid(
-                f"sleep cron {cron!r}: without croniter only a daily 'M H * * *' is supported",
-                code="bad_cron",
-            )
-        minute, hour = int(parts[0]), int(parts[1])
-        if not (0 <= minute < 60 and 0 <= hour < 24):
-            raise Invalid(f"sleep cron {cron!r} names no valid time of day", code="bad_cron")
-        kind, next_run = Schedule.DAILY, _next_daily(minute, hour, now)
+    try:
+        next_run = croniter(cron, timezone.now()).get_next(datetime)
+    except (CroniterBadCronError, ValueError) as exc:
+        raise Invalid(
+            f"sleep cron {cron!r} is not a cron expression: {exc}", code="bad_cron"
+        ) from exc
+    kind = Schedule.CRON
     existing = Schedule.objects.filter(name=SCHEDULE_NAME).first()
     if existing and existing.cron == cron and existing.schedule_type == kind:
         return existing

@@ -132,13 +132,19 @@ def test_the_schedule_is_created_once(db):
     assert (first.next_run.hour, first.next_run.minute) == (3, 30)
 
 
-def test_the_schedule_refuses_a_cron_it_cannot_honour(db):
-    from django_q.conf import croniter
+def test_the_schedule_refuses_a_malformed_cron(db):
+    from django_q.models import Schedule
 
-    if croniter is not None:
-        pytest.skip("croniter installed: every cron is honoured")
-    with pytest.raises(Invalid, match="daily"):
-        ensure_schedule(cron="*/5 * * * *")
+    with pytest.raises(Invalid, match="not a cron expression"):
+        ensure_schedule(cron="every night please")
+    assert Schedule.objects.count() == 0
+
+
+def test_the_schedule_follows_a_changed_cron(db):
+    first = ensure_schedule()
+    second = ensure_schedule(cron="*/5 * * * *")
+    assert second.pk == first.pk and second.cron == "*/5 * * * *"
+    assert second.next_run.minute % 5 == 0
 
 
 def test_the_command_runs_a_dry_run(notes, counts):

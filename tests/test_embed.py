@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory.embed import HashingEmbedder, embed_missing, from_blob, get_embedder
+from memory.models import Vector
+
+
+@pytest.fixture(scope="module")
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder()
+
+
+def test_it_never_returns_a_zero_vector(embedder):
+    vectors = embedder.embed(["A.", "...", "x", "🌱", "the cat sat on the mat"])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_equal_texts_agree_and_unrelated_texts_do_not(embedder):
+    a, b, c = embedder.embed(["the boiler needs a service", "the boiler needs a service", "…"])
+    assert a @ b == pytest.approx(1.0)
+    assert abs(a @ c) < 0.5
+
+
+def test_similar_texts_are_closer_than_unrelated_ones(embedder):
+    a, b, c = embedder.embed(
+        ["the cat sat on the mat", "a cat sat on a mat", "quarterly revenue forecast"]
+    )
+    assert a @ b > 0.4 > abs(a @ c)
+
+
+def test_two_instances_make_the_same_vectors(embedder):
+    text = ["same words in every process"]
+    assert np.array_equal(embedder.embed(text), HashingEmbedder().embed(text))
+
+
+def test_it_embeds_live_nodes_missing_a_vector_in_batches(make_note):
+    nodes = [make_note(f"note number {i} about tomatoes") for i in range(5)]
+    assert Vector.objects.count() == 0
+    assert embed_missing(batch=2) == 6  # the five notes and the fixture's import node
+    assert embed_missing(batch=2) == 0
+    vector = Vector.objects.get(node=nodes[0])
+    assert vector.model == get_embedder().name and vector.dim == get_embedder().dim
+    assert np.linalg.norm(from_blob(vector.data, vector.dim)) == pytest.approx(1.0, abs=1e-5)
