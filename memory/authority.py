@@ -28,7 +28,9 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def _visible_node(node_id: Any, domains: Iterable[str] | None) -> Node:
+def node_in_domains(node_id: Any, *, domains: Iterable[str] | None = None) -> Node:
+    """The node if it exists within `domains` (all when None); else NotFound, the same answer
+    for a missing id and for one outside the caller's domains."""
     try:
         pk = int(node_id)
     except (TypeError, ValueError):
@@ -101,7 +103,7 @@ def authority_report(
     written at `as_of`; (Invalid) a naive as_of. A sealed node reports only its id and trust.
     """
     when = parse_instant(as_of, field="as_of")
-    node = _visible_node(node_id, domains)
+    node = node_in_domains(node_id, domains=domains)
     if when is not None and node.created_at > when:
         raise NotFound(f"node {node_id} did not exist at {when.isoformat()}")
     trust = trust_map([node.pk], as_of=when)[node.pk]
@@ -144,7 +146,7 @@ def walk_back(node_id: int, *, domains: Iterable[str] | None = None) -> dict[str
     Refuses (NotFound) unknown, out-of-domain and sealed nodes; (Conflict) a node that is not
     ground (only ground has an adoption to walk back to).
     """
-    node = _visible_node(node_id, domains)
+    node = node_in_domains(node_id, domains=domains)
     trust = trust_map([node.pk])[node.pk]
     if trust == Trust.SEALED:
         raise NotFound(f"node {node_id} not found")

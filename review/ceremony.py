@@ -19,6 +19,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from memory import audit
+from memory.authority import node_in_domains
 from memory.errors import Conflict, Forbidden, GroveError, Invalid, NotFound, TooLarge
 from memory.models import EventKind, Kind, Node, Trust
 from memory.trust import trust_of
@@ -67,20 +68,6 @@ def _reason(value: Any, *, required: bool = False) -> str:
     return value
 
 
-def _node(node_id: Any, *, domains: list[str] | None = None) -> Node:
-    try:
-        pk = int(node_id)
-    except (TypeError, ValueError):
-        raise NotFound(f"node {node_id!r} not found") from None
-    qs = Node.objects.filter(pk=pk)
-    if domains is not None:
-        qs = qs.filter(domain__in=list(domains))
-    node = qs.first()
-    if node is None:
-        raise NotFound(f"node {node_id} not found")
-    return node
-
-
 def _record(kind: EventKind, **fields: Any):
     """audit.record, turning a unique-index refusal (a racing act won) into a Conflict."""
     try:
@@ -116,7 +103,7 @@ def propose(node_id: int, *, actor: str, reason: str = "", domains: list[str] | 
         raise Invalid("a proposal needs an actor", code="no_actor")
     label, extra = _short(_reason(reason))
     with transaction.atomic():
-        node = _node(node_id, domains=domains)
+        node = node_in_domains(node_id, domains=domains)
         trust = trust_of(node.pk)
         if trust == Trust.SEALED:
             raise NotFound(f"node {node_id} not found")
@@ -144,7 +131,7 @@ def root(node_id: int, *, adopting_words: str, expected_body_hash: str, owner: s
     expected = _hash(expected_body_hash)
     words = _words(adopting_words)
     with transaction.atomic():
-        node = _node(node_id)
+        node = node_in_domains(node_id)
         _check_rootable(node, trust_of(node.pk))
         if node.body_hash != expected:
             raise Conflict(
@@ -197,7 +184,7 @@ def supersede(
         )
     refusal: GroveError | None = None
     with transaction.atomic():
-        old = _node(old_id)
+        old = node_in_domains(old_id)
         trust = trust_of(old.pk)
         if trust != Trust.GROUND:
             raise Conflict(
@@ -260,7 +247,7 @@ def seal(node_id: int, *, owner: str, reason: str = ""):
     owner = _owner(owner)
     label, extra = _short(_reason(reason))
     with transaction.atomic():
-        node = _node(node_id)
+        node = node_in_domains(node_id)
         if trust_of(node.pk) == Trust.SEALED:
             raise Conflict(f"node {node.pk} is already sealed", code="is_sealed")
         return _record(EventKind.SEALED, node=node, actor=owner, reason=label, detail=extra)
@@ -272,7 +259,7 @@ def unseal(node_id: int, *, owner: str, reason: str = ""):
     owner = _owner(owner)
     label, extra = _short(_reason(reason))
     with transaction.atomic():
-        node = _node(node_id)
+        node = node_in_domains(node_id)
         if trust_of(node.pk) != Trust.SEALED:
             raise Conflict(f"node {node.pk} is not sealed", code="not_sealed")
         return _record(EventKind.UNSEALED, node=node, actor=owner, reason=label, detail=extra)
@@ -285,7 +272,7 @@ def reject(node_id: int, *, owner: str, reason: str):
     owner = _owner(owner)
     label, extra = _short(_reason(reason, required=True))
     with transaction.atomic():
-        node = _node(node_id)
+        node = node_in_domains(node_id)
         if node.events.filter(kind=EventKind.REJECTED).exists():
             raise Conflict(f"node {node.pk} is already rejected", code="is_rejected")
         return _record(
