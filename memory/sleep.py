@@ -201,6 +201,27 @@ def _save(run: SleepRun, **fields) -> None:
         raise RuntimeError(f"sleep run {run.pk} is no longer running; stopping")
 
 
+def _new_run(
+    *, requested_by: str, dry_run: bool, max_nodes: int | None, only_step: str | None
+) -> SleepRun:
+    """A queued SleepRun, unless the step is unknown (Invalid) or a run is running (Conflict,
+    after first marking failed any run whose worker died)."""
+    if only_step and only_step not in STEPS:
+        raise Invalid(
+            f"unknown sleep step {only_step!r}; expected one of: {', '.join(STEPS)}",
+            code="unknown_step",
+        )
+    reap_stale()
+    if running := SleepRun.objects.filter(status=SleepStatus.RUNNING).first():
+        raise _running_conflict(running)
+    return SleepRun.objects.create(
+        requested_by=requested_by,
+        dry_run=dry_run,
+        max_nodes=max_nodes,
+        only_step=only_step or "",
+    )
+
+
 def run_sleep(
     *,
     run: SleepRun | None = None,
@@ -217,21 +238,12 @@ def run_sleep(
     failed any run whose worker died. A dry run reports what each step would do and changes
     nothing in the graph. On an error the run is marked failed and the error re-raised.
     """
-    if only_step and only_step not in STEPS:
-        raise Invalid(
-            f"unknown sleep step {only_step!r}; expected one of: {', '.join(STEPS)}",
-            code="unknown_step",
-        )
-    reap_stale()
     if run is None:
-        if running := SleepRun.objects.filter(status=SleepStatus.RUNNING).first():
-            raise _running_conflict(running)
-        run = SleepRun.objects.create(
-            requested_by=requested_by,
-            dry_run=dry_run,
-            max_nodes=max_nodes,
-            only_step=only_step or "",
+        run = _new_run(
+            requested_by=requested_by, dry_run=dry_run, max_nodes=max_nodes, only_step=only_step
         )
+    else:
+        reap_stale()
     _claim(run)
     steps = [run.only_step] if run.only_step else list(STEPS)
     try:
@@ -278,20 +290,9 @@ def request_sleep(
     marking failed any run whose worker died; refuses (Invalid) an unknown step."""
     from django_q.tasks import async_task
 
-    if only_step and only_step not in STEPS:
-        raise Invalid(
-            f"unknown sleep step {only_step!r}; expected one of: {', '.join(STEPS)}",
-            code="unknown_step",
-        )
-    reap_stale()
     with transaction.atomic():
-        if running := SleepRun.objects.filter(status=SleepStatus.RUNNING).first():
-            raise _running_conflict(running)
-        run = SleepRun.objects.create(
-            requested_by=requested_by,
-            dry_run=dry_run,
-            max_nodes=max_nodes,
-            only_step=only_step or "",
+        run = _new_run(
+            requested_by=requested_by, dry_run=dry_run, max_nodes=max_nodes, only_step=only_step
         )
         # After commit: the worker must find the row it is told to run.
         transaction.on_commit(
