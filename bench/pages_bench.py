@@ -38,7 +38,8 @@ def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
         Node.objects.filter(pk__in=decayed).update(decayed_at=timezone.now())
         audit.record_many("decayed", decayed, actor="sleep", reason="age_no_access")
     live = sorted(set(ids) - set(decayed))
-    for node_id in rng.sample(live, 20):
+    proposed = rng.sample(live, 20)
+    for node_id in proposed:
         propose(node_id, actor="agent:bench", reason="bench")
     # Hubs (the synthetic import nodes) have ~200 children: the picture's worst case.
     hubs = list(
@@ -46,7 +47,7 @@ def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
             :50
         ]
     )
-    return {"live": live, "decayed": decayed, "hubs": hubs}
+    return {"live": live, "decayed": decayed, "hubs": hubs, "proposed": proposed}
 
 
 def _time(client: Client, paths: Callable[[int], str]) -> list[float]:
@@ -95,6 +96,11 @@ def _pages(
         ("audit log, page 40", lambda i: "/audit/?page=40"),
         ("audit log, kind+domain", lambda i: "/audit/?kind=decayed&domain=work"),
         ("sleep runs", lambda i: "/sleep/"),
+        ("review queue", lambda i: "/review/"),
+        ("review: decision panel", lambda i: f"/review/{ids['proposed'][i % 20]}/"),
+        ("review: root screen", lambda i: f"/review/{ids['proposed'][i % 20]}/root/"),
+        ("review: pending decays (now + 7 days)", lambda i: "/review/decays/"),
+        ("agent tokens", lambda i: "/tokens/"),
     ]
 
 

@@ -108,13 +108,15 @@ def last_runs(limit: int = 5) -> list[SleepRun]:
     return list(SleepRun.objects.order_by("-id")[:limit])
 
 
-def pending_decay_count() -> int | None:
-    """How many nodes the decay gate selects now; None until memory/decay.py exists."""
-    try:
-        from memory.decay import pending_decays
-    except ModuleNotFoundError:
-        return None
-    return len(pending_decays(within_days=0))
+PENDING_CAP = 100
+
+
+def pending_decay_count() -> int:
+    """How many nodes the decay gate selects now, counted up to PENDING_CAP + 1 (the page says
+    "100+"): the overview needs "something is waiting", not a full scan of every unread node."""
+    from memory.decay import pending_decays
+
+    return len(pending_decays(within_days=0, limit=PENDING_CAP + 1))
 
 
 def latest_events(limit: int = 15) -> list[Any]:

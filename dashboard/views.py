@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET
 from dashboard.auditlog import sealed_ids
 from dashboard.charts import daily_bars
 from dashboard.overview import (
+    PENDING_CAP,
     chart_days_label,
     daily_activity,
     last_runs,
@@ -51,5 +52,5 @@ def overview(request: HttpRequest) -> HttpResponse:
 def overview_waiting(request: HttpRequest) -> HttpResponse:
     """How many nodes the decay gate selects now, as the overview's queue link (its own
     request: the gate's selection scans every live node)."""
-    context = {"pending_decays": pending_decay_count()}
+    context = {"pending_decays": pending_decay_count(), "pending_cap": PENDING_CAP}
     return render(request, "dashboard/overview.html#waiting", context)

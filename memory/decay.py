@@ -32,6 +32,7 @@ from memory.trust import AUTHORITY_KINDS, trust_map
 
 PROTECTED_TRUST = frozenset({Trust.GROUND, Trust.PROPOSED, Trust.SEALED})
 BATCH = 500
+PAGE = 5000  # rows per query when the caller wants them all
 ACTOR = "sleep"
 _AUTHORITY = ", ".join(f"'{k.value}'" for k in AUTHORITY_KINDS)
 
@@ -46,11 +47,14 @@ _GATE = (
     AND NOT EXISTS (SELECT 1 FROM memory_edge e JOIN memory_node m ON m.id = e.from_node_id
                     WHERE e.to_node_id = memory_node.id AND m.decayed_at IS NULL)"""
 )
+# The IN (children of decayed parents) is implied by the NOT EXISTS below; it is there so
+# SQLite starts from the few decayed parents instead of probing every unread node.
 _CASCADE = (
     _BASE
     + """
-    AND EXISTS (SELECT 1 FROM memory_edge e WHERE e.from_node_id = memory_node.id
-                AND e.kind = 'derived_from')
+    AND memory_node.id IN (SELECT e.from_node_id FROM memory_edge e
+                           JOIN memory_node p ON p.id = e.to_node_id
+                           WHERE e.kind = 'derived_from' AND p.decayed_at IS NOT NULL)
     AND NOT EXISTS (SELECT 1 FROM memory_edge e JOIN memory_node m ON m.id = e.to_node_id
                     WHERE e.from_node_id = memory_node.id AND e.kind = 'derived_from'
                     AND m.decayed_at IS NULL)
@@ -67,25 +71,42 @@ def _db_time(value: datetime) -> str:
     return connection.ops.adapt_datetimefield_value(value)
 
 
-def _select(where: str, cutoff: datetime, *, extra: str = "", params: Iterable = ()) -> list[dict]:
-    """Rows the fragment selects, minus nodes whose derived trust is protected."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""SELECT memory_node.id, memory_node.created_at, memory_node.kind,
-                       memory_node.domain, substr(memory_node.body, 1, 160),
-                       EXISTS (SELECT 1 FROM memory_event a WHERE a.node_id = memory_node.id
-                               AND a.kind IN ({_AUTHORITY}))
-                FROM memory_node WHERE {where} {extra} ORDER BY memory_node.id""",
-            [_db_time(cutoff), *params],
-        )
-        rows = cursor.fetchall()
-    # Trust is derived, so only nodes with authority events need it computed.
-    trust = trust_map([r[0] for r in rows if r[5]])
-    return [
-        {"id": r[0], "created_at": r[1], "kind": r[2], "domain": r[3], "excerpt": r[4]}
-        for r in rows
-        if trust.get(r[0]) not in PROTECTED_TRUST
-    ]
+def _select(
+    where: str,
+    cutoff: datetime,
+    *,
+    extra: str = "",
+    params: Iterable = (),
+    limit: int | None = None,
+) -> list[dict]:
+    """Rows the fragment selects, oldest (store clock) first, minus nodes whose derived trust is
+    protected; at most `limit`. The partial index memory_node_decay_candidates serves both the
+    filter and the order, so a limited query stops early."""
+    page = PAGE if limit is None else max(limit, 50)
+    found: list[dict] = []
+    offset = 0
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT memory_node.id, memory_node.created_at, memory_node.kind,
+                           memory_node.domain, substr(memory_node.body, 1, 160),
+                           EXISTS (SELECT 1 FROM memory_event a WHERE a.node_id = memory_node.id
+                                   AND a.kind IN ({_AUTHORITY}))
+                    FROM memory_node WHERE {where} {extra}
+                    ORDER BY memory_node.created_at, memory_node.id LIMIT %s OFFSET %s""",
+                [_db_time(cutoff), *params, page, offset],
+            )
+            rows = cursor.fetchall()
+        # Trust is derived, so only nodes with authority events need it computed.
+        trust = trust_map([r[0] for r in rows if r[5]])
+        found += [
+            {"id": r[0], "created_at": r[1], "kind": r[2], "domain": r[3], "excerpt": r[4]}
+            for r in rows
+            if trust.get(r[0]) not in PROTECTED_TRUST
+        ]
+        if len(rows) < page or (limit is not None and len(found) >= limit):
+            return found[:limit] if limit is not None else found
+        offset += page
 
 
 def gate_candidates(*, now: datetime | None = None, min_age_days: float | None = None) -> list[int]:
@@ -176,7 +197,7 @@ def pending_decays(
 
     Each item: id, kind, domain, excerpt, reason (age_no_access / cascade), age_days, never_read,
     no_live_neighbour (gate) or parents_decayed (cascade), eligible_now, days_until_eligible.
-    Most eligible first.
+    Most eligible first; with `limit`, the `limit` most eligible (each query stops early).
     """
     now = now or timezone.now()
     domains = list(domains) if domains is not None else None
@@ -191,7 +212,7 @@ def pending_decays(
         (_CASCADE, settings.GROVE_CASCADE_MIN_AGE_DAYS, DecayReason.CASCADE),
     ):
         cutoff = now - timedelta(days=max(0.0, days - within_days))
-        for row in _select(where, cutoff, extra=extra, params=params):
+        for row in _select(where, cutoff, extra=extra, params=params, limit=limit):
             if row["id"] in items:
                 continue
             created = row["created_at"]

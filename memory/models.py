@@ -136,6 +136,19 @@ class Node(models.Model):
             models.Index(fields=["created_at"], name="memory_node_created_at"),
             models.Index(fields=["decayed_at"], name="memory_node_decayed_at"),
             models.Index(fields=["kind", "domain"], name="memory_node_kind_domain"),
+            # Exactly the decay gate's candidates (live, unread, not permanent), by store clock:
+            # pending decays read these without touching the other rows.
+            models.Index(
+                fields=["created_at"],
+                condition=Q(decayed_at__isnull=True, permanent=False, access_count=0),
+                name="memory_node_decay_candidates",
+            ),
+            # Live nodes that were read: the promotion threshold's percentile, index-only.
+            models.Index(
+                fields=["access_count"],
+                condition=Q(decayed_at__isnull=True, access_count__gt=0),
+                name="memory_node_read_live",
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -36,11 +36,20 @@ def _within_days(raw: str | None) -> tuple[int, str | None]:
     return value, None
 
 
+PAGE_ROWS = 100
+
+
 @require_GET
 def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
     within, error = _within_days(request.GET.get("within"))
-    rows = pending_decay_rows(within_days=within)
+    rows = pending_decay_rows(within_days=within, limit=PAGE_ROWS + 1)
+    shown = rows["now"] + rows["soon"]
+    capped = len(shown) > PAGE_ROWS
+    if capped:  # the most eligible PAGE_ROWS; deciding on them brings up the next ones
+        rows["soon" if rows["soon"] else "now"].pop()
     context = {
+        "capped": capped,
+        "page_rows": PAGE_ROWS,
         "within": within,
         "within_error": error,
         "now_rows": rows["now"],

@@ -216,6 +216,21 @@ def test_pending_decays_lists_now_and_soon_with_why(lone):
     assert not items[1]["eligible_now"] and items[0]["eligible_now"]
 
 
+def test_pending_decays_with_a_limit_gives_the_most_eligible(lone):
+    oldest = lone("Oldest page.", days_old=60)
+    older = lone("Older page.", days_old=40)
+    lone("Old page.", days_old=20)
+    assert len(pending_decays()) == 3
+    assert [p["id"] for p in pending_decays(limit=2)] == [oldest.pk, older.pk]
+
+
+def test_pending_decays_with_a_limit_skips_protected_nodes(lone):
+    ground = lone("Ground, never decays.", days_old=60)
+    authority(ground, "rooted")
+    other = lone("Plain old page.", days_old=30)
+    assert [p["id"] for p in pending_decays(limit=1)] == [other.pk]
+
+
 def test_pending_decays_filters_by_domain(lone):
     lone("Work page.", days_old=20, domain="work")
     assert pending_decays(domains=["personal"]) == []

@@ -320,3 +320,27 @@ def test_the_queue_shows_the_oldest_page_and_says_how_many_wait(
     response = owner_client.get("/review/")
     assert [item.node.pk for item in response.context["items"]] == [first.pk]
     assert "Showing the oldest 1 of 2" in response.content.decode()
+
+
+def test_pending_decays_shows_the_most_eligible_page_and_says_so(
+    owner_client, make_note, monkeypatch
+):
+    from review import decay_views
+
+    for days in (40, 30, 20):
+        make_note(
+            f"Clipping {days}.",
+            kind="internet",
+            jurisdiction="wild",
+            origins=[],
+            source="https://example.org",
+            days_old=days,
+        )
+    monkeypatch.setattr(decay_views, "PAGE_ROWS", 2)
+    response = owner_client.get("/review/decays/")
+    assert response.status_code == 200
+    assert [row["excerpt"] for row in response.context["now_rows"]] == [
+        "Clipping 40.",
+        "Clipping 30.",
+    ]
+    assert b"Showing the 2 most eligible" in response.content
