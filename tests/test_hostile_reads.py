@@ -102,3 +102,26 @@ def test_every_trust_state_reads_the_same_in_recall_packets(make_note):
     expected = {"u": "unreviewed", "p": "proposed", "g": "ground", "s": "superseded"}
     for state, node in nodes.items():
         assert packets[node.pk] == expected[state] == trust_of(node.pk)
+
+
+def test_every_trust_state_reads_the_same_in_walk_previews_and_authority_reports(
+    make_note, root_note
+):
+    from memory.authority import authority_report
+    from memory.walk import around, open_walk
+
+    nodes = {state: make_note(f"Wombat fact number {state}.") for state in ("u", "p", "g", "s")}
+    propose(nodes["p"].pk, actor="agent:a")
+    _root(nodes["g"])
+    _root(nodes["s"])
+    _supersede(nodes["s"], "Wombat fact number s, revised.")
+    expected = {"u": "unreviewed", "p": "proposed", "g": "ground", "s": "superseded"}
+    # Every note derives from the root note, so a walk from it sees them all as neighbours.
+    ticket = open_walk(root_note.pk, holder="agent:a", scope="both")
+    previews = {
+        r["target"]: r["preview"]["trust"] for r in around(ticket, holder="agent:a")["routes"]
+    }
+    # Superseded neighbours stay walkable (a correction's history), labelled as such.
+    for state, node in nodes.items():
+        assert previews[node.pk] == expected[state]
+        assert authority_report(node.pk)["trust"] == expected[state] == trust_of(node.pk)
