@@ -36,7 +36,7 @@ def _within_days(raw: str | None) -> tuple[int, str | None]:
     return value, None
 
 
-PAGE_ROWS = 100
+PAGE_ROWS = 50  # a screenful to decide on; deciding brings up the next ones
 
 
 @require_GET
