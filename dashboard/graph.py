@@ -80,13 +80,13 @@ def _edges_of(ids: list[int], as_of: datetime | None) -> list[tuple[int, int, st
     """Edges touching any of `ids` (both directions), existing by as_of (store clock)."""
     if not ids:
         return []
-    marks = ",".join("?" * len(ids))
-    when, when_params = ("AND created_at <= ?", [_db_time(as_of)]) if as_of else ("", [])
+    marks = ",".join(["%s"] * len(ids))
+    when, when_params = ("AND created_at <= %s", [_db_time(as_of)]) if as_of else ("", [])
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT from_node_id, to_node_id, kind FROM memory_edge WHERE from_node_id IN "
             f"({marks}) {when} UNION SELECT from_node_id, to_node_id, kind FROM memory_edge "
-            f"WHERE to_node_id IN ({marks}) {when} LIMIT ?",
+            f"WHERE to_node_id IN ({marks}) {when} LIMIT %s",
             [*ids, *when_params, *ids, *when_params, EDGE_SCAN],
         )
         return cursor.fetchall()
@@ -96,11 +96,11 @@ def _node_rows(ids: Iterable[int], as_of: datetime | None) -> dict[int, dict[str
     ids = list(ids)
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    when, params = ("AND created_at <= ?", [_db_time(as_of)]) if as_of else ("", [])
+    marks = ",".join(["%s"] * len(ids))
+    when, params = ("AND created_at <= %s", [_db_time(as_of)]) if as_of else ("", [])
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, kind, permanent, permanent_at, substr(body, 1, ?) FROM memory_node "
+            "SELECT id, kind, permanent, permanent_at, substr(body, 1, %s) FROM memory_node "
             f"WHERE id IN ({marks}) {when}",
             [LABEL_CHARS + 1, *ids, *params],
         )

@@ -133,15 +133,15 @@ class Visibility:
             if not self.domains:
                 clauses.append("0")
             else:
-                clauses.append(f"{alias}.domain IN ({','.join('?' * len(self.domains))})")
+                clauses.append(f"{alias}.domain IN ({','.join(['%s'] * len(self.domains))})")
                 params.extend(self.domains)
         if self.scope != "both":
-            clauses.append(f"{alias}.jurisdiction = ?")
+            clauses.append(f"{alias}.jurisdiction = %s")
             params.append(self.scope)
         if self.as_of is None:
             clauses.append(f"{alias}.decayed_at IS NULL")
         else:
-            clauses.append(f"{alias}.created_at <= ?")
+            clauses.append(f"{alias}.created_at <= %s")
             params.append(db_time(self.as_of))
         return " AND ".join(clauses) or "1", params
 
@@ -165,7 +165,7 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
     with connection.cursor() as cursor:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
-            marks = ",".join("?" * len(chunk))
+            marks = ",".join(["%s"] * len(chunk))
             cursor.execute(f"SELECT id, decayed_at FROM memory_node WHERE id IN ({marks})", chunk)
             flags.update(cursor.fetchall())
             if as_of is None:
@@ -173,7 +173,7 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
             kinds = [k.value for k in LIFECYCLE_KINDS]
             cursor.execute(
                 f"SELECT node_id, kind FROM memory_event WHERE node_id IN ({marks}) "
-                f"AND kind IN ({','.join('?' * len(kinds))}) AND at <= ? ORDER BY at, id",
+                f"AND kind IN ({','.join(['%s'] * len(kinds))}) AND at <= %s ORDER BY at, id",
                 [*chunk, *kinds, db_time(as_of)],
             )
             for node_id, kind in cursor.fetchall():
@@ -199,7 +199,7 @@ def _with_authority_events(ids: list[int]) -> list[int]:
             chunk = ids[start : start + 900]
             cursor.execute(
                 f"SELECT DISTINCT node_id FROM memory_event WHERE node_id IN "
-                f"({','.join('?' * len(chunk))}) AND kind IN ({','.join('?' * len(kinds))})",
+                f"({','.join(['%s'] * len(chunk))}) AND kind IN ({','.join(['%s'] * len(kinds))})",
                 [*chunk, *kinds],
             )
             found += [row[0] for row in cursor.fetchall()]
@@ -265,7 +265,7 @@ def vector_matrix() -> _Matrix:
         with connection.cursor() as cursor:
             if cache is not None and cache.last is not None:
                 cursor.execute(
-                    "SELECT id, node_id, created_at FROM memory_vector WHERE id = ?",
+                    "SELECT id, node_id, created_at FROM memory_vector WHERE id = %s",
                     [cache.last[0]],
                 )
                 row = cursor.fetchone()
@@ -288,7 +288,7 @@ def vector_matrix() -> _Matrix:
                     "ON n.id = v.node_id "
                     # CROSS JOIN and unary + keep SQLite on the vector id range (new rows only),
                     # not a scan of every node or of the model index.
-                    "WHERE +v.model = ? AND +v.dim = ? AND v.id > ? ORDER BY v.id",
+                    "WHERE +v.model = %s AND +v.dim = %s AND v.id > %s ORDER BY v.id",
                     [embedder.name, embedder.dim, last_id],
                 )
                 while rows := cursor.fetchmany(5000):
@@ -396,7 +396,7 @@ def _document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
             # term's full posting list is exactly what this avoids reading.
             cursor.execute(
                 "SELECT count(*) FROM (SELECT 1 FROM memory_node_fts WHERE memory_node_fts "
-                "MATCH ? LIMIT ?)",
+                "MATCH %s LIMIT %s)",
                 [match_expression([term]), _common_threshold(total) + 1],
             )
             found[term] = cursor.fetchone()[0]
@@ -425,8 +425,9 @@ def _fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple
     where, params = vis.sql("n")
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f JOIN memory_node n "
-            f"ON n.id = f.rowid WHERE memory_node_fts MATCH ? AND {where} ORDER BY r DESC LIMIT ?",
+            "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
+            "JOIN memory_node n ON n.id = f.rowid "
+            f"WHERE memory_node_fts MATCH %s AND {where} ORDER BY r DESC LIMIT %s",
             [match_expression(terms), *params, k],
         )
         return cursor.fetchall()
@@ -437,11 +438,11 @@ def _neighbours(seeds: Sequence[int], vis: Visibility) -> dict[int, list[int]]:
     if not seeds:
         return {}
     where, params = vis.sql("n")
-    marks = ",".join("?" * len(seeds))
+    marks = ",".join(["%s"] * len(seeds))
     edge_time = ""
     edge_params: list[Any] = []
     if vis.as_of is not None:
-        edge_time = "AND e.created_at <= ?"
+        edge_time = "AND e.created_at <= %s"
         edge_params = [db_time(vis.as_of)]
     kinds = f"AND e.kind IN ({','.join(repr(k) for k in EXPANSION_EDGE_KINDS)})"
     sql = (
@@ -462,10 +463,10 @@ def _neighbours(seeds: Sequence[int], vis: Visibility) -> dict[int, list[int]]:
 def preview_rows(node_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     if not node_ids:
         return {}
-    marks = ",".join("?" * len(node_ids))
+    marks = ",".join(["%s"] * len(node_ids))
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, jurisdiction, kind, substr(body, 1, ?), source, domain, signature, "
+            "SELECT id, jurisdiction, kind, substr(body, 1, %s), source, domain, signature, "
             f"COALESCE(referent_time, created_at) FROM memory_node WHERE id IN ({marks})",
             [EXCERPT_CHARS + 1, *node_ids],
         )

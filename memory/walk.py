@@ -132,7 +132,7 @@ def _edge_routes(node_id: int, vis: Visibility) -> list[tuple[str, str, int]]:
 def _thread_siblings(node: Node, vis: Visibility) -> list[tuple[str, int]]:
     """Candidate prev/next ids (nearest first, a few each way), before lawfulness."""
     if node.scroll_path:
-        thread_sql, thread_params = "s.scroll_path = ?", [node.scroll_path]
+        thread_sql, thread_params = "s.scroll_path = %s", [node.scroll_path]
     else:
         parent = (
             Edge.objects.filter(from_node_id=node.pk, kind=EdgeKind.DERIVED_FROM)
@@ -143,7 +143,7 @@ def _thread_siblings(node: Node, vis: Visibility) -> list[tuple[str, int]]:
         if parent is None:
             return []
         thread_sql = (
-            "s.id IN (SELECT from_node_id FROM memory_edge WHERE to_node_id = ? AND kind = ?)"
+            "s.id IN (SELECT from_node_id FROM memory_edge WHERE to_node_id = %s AND kind = %s)"
         )
         thread_params = [parent, EdgeKind.DERIVED_FROM.value]
     where, params = vis.sql("s")
@@ -151,12 +151,12 @@ def _thread_siblings(node: Node, vis: Visibility) -> list[tuple[str, int]]:
     found: list[tuple[str, int]] = []
     with connection.cursor() as cursor:
         for direction, compare, order in (
-            ("prev", "(s.created_at < ? OR (s.created_at = ? AND s.id < ?))", "DESC"),
-            ("next", "(s.created_at > ? OR (s.created_at = ? AND s.id > ?))", "ASC"),
+            ("prev", "(s.created_at < %s OR (s.created_at = %s AND s.id < %s))", "DESC"),
+            ("next", "(s.created_at > %s OR (s.created_at = %s AND s.id > %s))", "ASC"),
         ):
             cursor.execute(
                 f"SELECT s.id FROM memory_node s WHERE {thread_sql} AND {compare} AND {where} "
-                f"ORDER BY s.created_at {order}, s.id {order} LIMIT ?",
+                f"ORDER BY s.created_at {order}, s.id {order} LIMIT %s",
                 [*thread_params, created, created, node.pk, *params, _SIBLING_PROBE],
             )
             found += [(direction, row[0]) for row in cursor.fetchall()]
@@ -169,7 +169,7 @@ def _lawful(ids: Iterable[int], vis: Visibility) -> dict[int, str]:
     if not ids:
         return {}
     where, params = vis.sql("n")
-    marks = ",".join("?" * len(ids))
+    marks = ",".join(["%s"] * len(ids))
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT n.id FROM memory_node n WHERE n.id IN ({marks}) AND {where}", [*ids, *params]
