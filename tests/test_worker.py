@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import queue
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -50,6 +52,7 @@ def free_port() -> int:
 def test_serve_runs_web_and_worker_on_localhost_and_stops_both(tmp_path):
     env = {**os.environ, "GROVE_DATA_DIR": str(tmp_path)}
     env.pop("GROVE_DB_PATH", None)
+    env.pop("PYTHONUNBUFFERED", None)  # serve must flush its own lines, as under make run
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     subprocess.run([sys.executable, "manage.py", "demo"], cwd=ROOT, env=env, check=True)
     port = free_port()
@@ -62,10 +65,13 @@ def test_serve_runs_web_and_worker_on_localhost_and_stops_both(tmp_path):
         start_new_session=True,
     )
     try:
-        lines = []
-        link = wait_for(lambda: _link_from(server, lines))
+        # A reader thread, so waiting for a line that never comes cannot block past wait_for.
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(x) for x in server.stdout], daemon=True).start()
+        seen: list[str] = []
+        link = wait_for(lambda: _link_from(lines, seen))
         assert link.startswith(f"http://127.0.0.1:{port}/login/link/")
-        worker_pid = int(re.search(r"worker pid (\d+)", "".join(lines)).group(1))
+        worker_pid = int(re.search(r"worker pid (\d+)", "".join(seen)).group(1))
         os.kill(worker_pid, 0)  # the worker process is alive
         page = wait_for(lambda: _get(link))
         assert "Sign in as the owner" in page
@@ -77,9 +83,12 @@ def test_serve_runs_web_and_worker_on_localhost_and_stops_both(tmp_path):
             os.killpg(server.pid, signal.SIGKILL)
 
 
-def _link_from(server, lines: list[str]) -> str | None:
-    line = server.stdout.readline()
-    lines.append(line)
+def _link_from(lines: queue.Queue, seen: list[str]) -> str | None:
+    try:
+        line = lines.get(timeout=0.5)
+    except queue.Empty:
+        return None
+    seen.append(line)
     match = re.search(r"(http://\S+/login/link/\S+)", line)
     return match.group(1) if match else None
 

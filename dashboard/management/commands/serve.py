@@ -31,6 +31,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Grove on http://{host}:{port}/  (worker pid {worker and worker.pid})")
         self.stdout.write(f"Sign in once with: http://{host}:{port}{login_path()}")
         self.stdout.write("Stop with Ctrl-C.")
+        self.stdout.flush()  # a pipe is block-buffered: whoever waits for the link must see it
 
         def stop(*_):
             raise KeyboardInterrupt
