@@ -10,24 +10,15 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+from _wait import wait_for
 
 from memory.models import Node
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"gave up after {timeout}s")
 
 
 @pytest.mark.worker

@@ -6,10 +6,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from _wait import wait_for
 from django.conf import settings
 
 from bench.synthetic import build_graph, use_database
@@ -22,15 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def violations() -> dict[str, list[str]]:
     return {r.name: r.violations for r in run_checks() if not r.ok}
-
-
-def wait_for(predicate, *, timeout: float = 120.0, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"gave up after {timeout}s")
 
 
 @pytest.mark.worker
@@ -63,7 +54,7 @@ def test_a_worker_killed_mid_sleep_leaves_the_record_whole(tmp_path):
                 run.refresh_from_db()
                 return run.status == "running" and run.current_step not in ("", "embed")
 
-            wait_for(progressed)
+            wait_for(progressed, timeout=120)
             assert run.status == "running"
         finally:
             os.killpg(worker.pid, signal.SIGKILL)
