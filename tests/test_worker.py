@@ -54,6 +54,8 @@ def test_serve_runs_web_and_worker_on_localhost_and_stops_both(tmp_path):
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # As when launched from a background shell: SIGINT arrives already ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
         # A reader thread, so waiting for a line that never comes cannot block past wait_for.
@@ -63,12 +65,13 @@ def test_serve_runs_web_and_worker_on_localhost_and_stops_both(tmp_path):
         link = wait_for(lambda: _link_from(lines, seen))
         assert link.startswith(f"http://127.0.0.1:{port}/login/link/")
         worker_pid = int(re.search(r"worker pid (\d+)", "".join(seen)).group(1))
-        os.kill(worker_pid, 0)  # the worker process is alive
+        assert _group_alive(worker_pid)  # the worker is running
         page = wait_for(lambda: _get(link))
         assert "Sign in as the owner" in page
-        server.send_signal(signal.SIGINT)
+        os.killpg(server.pid, signal.SIGINT)  # Ctrl-C: the whole process group
         assert server.wait(timeout=30) == 0
-        wait_for(lambda: not _alive(worker_pid), timeout=20)
+        # The whole cluster (main process, sentinel, workers) is gone, not only its main.
+        wait_for(lambda: not _group_alive(worker_pid), timeout=20)
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
@@ -92,10 +95,13 @@ def _get(url: str) -> str | None:
         return None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie (exited, not yet reaped by its parent) counts as gone.
-    return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+def _group_alive(pgid: int) -> bool:
+    """Any live (non-zombie) process left in the process group."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False

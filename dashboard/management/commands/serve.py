@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -26,7 +28,11 @@ class Command(BaseCommand):
 
         worker = None
         if not no_worker:
-            worker = subprocess.Popen([sys.executable, "manage.py", "qcluster"])
+            # Its own session: a terminal's Ctrl-C reaches only us, and we stop the worker once.
+            # (Signalled twice, the cluster's main process can exit before its children.)
+            worker = subprocess.Popen(
+                [sys.executable, "manage.py", "qcluster"], start_new_session=True
+            )
         host = settings.GROVE_HOST
         self.stdout.write(f"Grove on http://{host}:{port}/  (worker pid {worker and worker.pid})")
         self.stdout.write(f"Sign in once with: http://{host}:{port}{login_path()}")
@@ -36,7 +42,10 @@ class Command(BaseCommand):
         def stop(*_):
             raise KeyboardInterrupt
 
+        # Both explicitly: a process started in the background inherits SIGINT as ignored, and
+        # Ctrl-C must stop Grove however it was launched.
         signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
         try:
             serve(application, host=host, port=port, threads=8, _quiet=True)
         except KeyboardInterrupt:
@@ -44,8 +53,9 @@ class Command(BaseCommand):
         finally:
             if worker is not None:
                 worker.send_signal(signal.SIGINT)
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     worker.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(worker.pid, signal.SIGKILL)  # whatever of the cluster is left
+                worker.wait()
             self.stdout.write("Grove stopped.")
