@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from _acts import root_as_owner
 
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import Edge, Event, Node, Trust
@@ -16,10 +17,6 @@ from review.ceremony import (
 )
 
 OWNER = "owner"
-
-
-def _root(node, words="I adopt this."):
-    return root(node.pk, adopting_words=words, expected_body_hash=node.body_hash, owner=OWNER)
 
 
 def _seen(node) -> set[str]:
@@ -63,7 +60,7 @@ def test_propose_hides_sealed_and_out_of_domain_nodes(make_note):
 def test_root_makes_it_ground_with_the_hash_and_words_on_record(make_note):
     node = make_note("The spare key is under the blue pot.")
     propose(node.pk, actor="agent:scout")
-    event = _root(node, "Yes, that is where it is.")
+    event = root_as_owner(node, "Yes, that is where it is.")
     assert event.detail == {
         "body_hash": node.body_hash,
         "adopting_words": "Yes, that is where it is.",
@@ -82,7 +79,7 @@ def test_root_refuses_an_agent(make_note, counts):
 def test_root_refuses_empty_adopting_words(make_note):
     node = make_note("The spare key is under the blue pot.")
     with pytest.raises(Invalid, match="adopting words"):
-        _root(node, "   ")
+        root_as_owner(node, "   ")
 
 
 def test_root_refuses_an_unknown_node(db):
@@ -92,7 +89,7 @@ def test_root_refuses_an_unknown_node(db):
 
 def test_seal_hides_and_unseal_restores_the_earlier_trust(make_note):
     node = make_note("My blood pressure readings.")
-    _root(node)
+    root_as_owner(node)
     seal(node.pk, owner=OWNER, reason="private")
     assert _seen(node) == {Trust.SEALED}
     unseal(node.pk, owner=OWNER)
@@ -159,7 +156,7 @@ def test_preview_shows_the_scrubbed_text_and_its_hash():
 
 def test_supersede_writes_new_ground_and_retires_the_old(make_note):
     old = make_note("The spare key is under the blue pot.", kind="journal", domain="home")
-    _root(old)
+    root_as_owner(old)
     preview = preview_supersede("<think>x</think>The spare key is in the shed.")
     new = supersede(
         old.pk,
@@ -186,7 +183,7 @@ def test_supersede_refuses_a_hash_of_the_unscrubbed_text(make_note, counts):
     import hashlib
 
     old = make_note("The spare key is under the blue pot.")
-    _root(old)
+    root_as_owner(old)
     raw = "<think>x</think>The spare key is in the shed."
     before = counts()
     with pytest.raises(Conflict, match="stale hash"):
@@ -202,7 +199,7 @@ def test_supersede_refuses_a_hash_of_the_unscrubbed_text(make_note, counts):
 
 def test_supersede_refuses_the_same_text(make_note):
     old = make_note("The spare key is under the blue pot.")
-    _root(old)
+    root_as_owner(old)
     with pytest.raises(Conflict, match="nothing to supersede"):
         supersede(
             old.pk,
@@ -217,7 +214,7 @@ def test_supersede_refuses_the_same_text(make_note):
 def test_supersede_onto_existing_text_roots_that_node(make_note):
     old = make_note("The spare key is under the blue pot.")
     existing = make_note("The spare key is in the shed.")
-    _root(old)
+    root_as_owner(old)
     new = supersede(
         old.pk,
         new_body=existing.body,
@@ -233,7 +230,7 @@ def test_supersede_with_rejected_text_is_refused_and_the_refusal_recorded(make_n
     old = make_note("The spare key is under the blue pot.")
     wrong = make_note("The spare key is on the roof.")
     reject(wrong.pk, owner=OWNER, reason="false")
-    _root(old)
+    root_as_owner(old)
     with pytest.raises(Conflict, match="rejected by the owner"):
         supersede(
             old.pk,
@@ -248,7 +245,7 @@ def test_supersede_with_rejected_text_is_refused_and_the_refusal_recorded(make_n
 
 def test_supersede_refuses_an_agent(make_note):
     old = make_note("The spare key is under the blue pot.")
-    _root(old)
+    root_as_owner(old)
     p = preview_supersede("new")
     with pytest.raises(Forbidden):
         supersede(
@@ -263,7 +260,7 @@ def test_supersede_refuses_an_agent(make_note):
 def test_every_trust_state_as_of_an_earlier_time(make_note):
     node = make_note("The spare key is under the blue pot.")
     proposed = propose(node.pk, actor="agent:scout")
-    rooted = _root(node)
+    rooted = root_as_owner(node)
     sealed = seal(node.pk, owner=OWNER)
     assert trust_of(node.pk, as_of=proposed.at) == Trust.PROPOSED
     assert trust_of(node.pk, as_of=rooted.at) == Trust.GROUND

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from _acts import root_as_owner, supersede_as_owner
 from _realdb import (
     CHILD_PRELUDE,
     real_db_fixture,  # noqa: F401 (a fixture)
@@ -31,10 +32,6 @@ from review.ceremony import (
 )
 
 OWNER = "owner"
-
-
-def _root(node, words="I adopt this."):
-    return root(node.pk, adopting_words=words, expected_body_hash=node.body_hash, owner=OWNER)
 
 
 def _sql(sql: str, params: tuple = ()) -> None:
@@ -209,26 +206,26 @@ def test_root_of_a_decayed_node_is_refused(make_note):
         Node.objects.filter(pk=node.pk).update(decayed_at=timezone.now())
         audit.record("decayed", node=node, actor="sleep", reason="age_no_access")
     with pytest.raises(Conflict, match="decayed"):
-        _root(node)
+        root_as_owner(node)
 
 
 def test_root_of_a_sealed_node_is_refused(make_note):
     node = make_note("Private.")
     seal(node.pk, owner=OWNER)
     with pytest.raises(Conflict, match="sealed"):
-        _root(node)
+        root_as_owner(node)
 
 
 def test_root_of_a_rejected_node_is_refused(make_note):
     node = make_note("False.")
     reject(node.pk, owner=OWNER, reason="false")
     with pytest.raises(Conflict, match="rejected"):
-        _root(node)
+        root_as_owner(node)
 
 
 def test_root_of_a_superseded_node_is_refused(make_note):
     node = make_note("Version one.")
-    _root(node)
+    root_as_owner(node)
     new_hash = preview_supersede("Version two.")["body_hash"]
     supersede(
         node.pk,
@@ -238,14 +235,14 @@ def test_root_of_a_superseded_node_is_refused(make_note):
         owner=OWNER,
     )
     with pytest.raises(Conflict, match="superseded"):
-        _root(node)
+        root_as_owner(node)
 
 
 def test_root_of_ground_is_refused(make_note):
     node = make_note("Already true.")
-    _root(node)
+    root_as_owner(node)
     with pytest.raises(Conflict, match="already ground"):
-        _root(node)
+        root_as_owner(node)
     assert Event.objects.filter(node=node, kind="rooted").count() == 1
 
 
@@ -254,7 +251,7 @@ def test_root_of_ground_is_refused(make_note):
 )
 def test_non_english_adopting_words_are_accepted(make_note, words):
     node = make_note("The key is under the pot.")
-    assert _root(node, words).detail["adopting_words"] == words
+    assert root_as_owner(node, words).detail["adopting_words"] == words
     assert trust_of(node.pk) == Trust.GROUND
 
 
@@ -282,22 +279,12 @@ def test_supersede_of_a_non_ground_node_is_refused(make_note, counts, state):
     assert counts() == before
 
 
-def _supersede(node, text):
-    return supersede(
-        node.pk,
-        new_body=text,
-        adopting_words="y",
-        expected_body_hash=preview_supersede(text)["body_hash"],
-        owner=OWNER,
-    )
-
-
 def test_supersede_of_a_superseded_node_is_refused(make_note):
     node = make_note("Version one.")
-    _root(node)
-    _supersede(node, "Version two.")
+    root_as_owner(node)
+    supersede_as_owner(node, "Version two.")
     with pytest.raises(Conflict, match="only ground"):
-        _supersede(node, "Version three.")
+        supersede_as_owner(node, "Version three.")
 
 
 def test_a_double_seal_is_refused(make_note):
@@ -404,7 +391,7 @@ def test_two_processes_racing_root_exactly_one_wins(real_db, tmp_path):
 
 def test_two_processes_racing_supersede_exactly_one_wins(real_db, tmp_path):
     node = _real_note("The key is under the pot.")
-    _root(node)
+    root_as_owner(node)
     args = [[str(node.pk), "The key is in the shed."], [str(node.pk), "The key is lost."]]
     outcomes = run_together(_SUPERSEDE_CHILD, args, db=real_db, tmp_path=tmp_path)
     assert sorted(outcomes) == ["lost:not_ground", "won"]

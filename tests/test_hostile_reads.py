@@ -8,24 +8,12 @@ from __future__ import annotations
 
 import json
 
+from _acts import root_as_owner, supersede_as_owner
+
 from memory.trust import trust_of
-from review.ceremony import preview_supersede, propose, root, seal, supersede, unseal
+from review.ceremony import propose, seal, unseal
 
 OWNER = "owner"
-
-
-def _root(node, words="I adopt this."):
-    return root(node.pk, adopting_words=words, expected_body_hash=node.body_hash, owner=OWNER)
-
-
-def _supersede(node, text):
-    return supersede(
-        node.pk,
-        new_body=text,
-        adopting_words="y",
-        expected_body_hash=preview_supersede(text)["body_hash"],
-        owner=OWNER,
-    )
 
 
 # --- sealed means invisible; recall never carries ceremony detail --------------------------
@@ -83,7 +71,7 @@ def test_recall_never_returns_adopting_words(make_note):
     from memory.recall import recall
 
     node = make_note("The quokka feeding time is noon.")
-    _root(node, "Zanzibar-oath: I adopt the quokka feeding time.")
+    root_as_owner(node, "Zanzibar-oath: I adopt the quokka feeding time.")
     results = recall("quokka feeding time", scope="both")
     assert node.pk in [p["id"] for p in results]
     assert "Zanzibar" not in json.dumps(results, ensure_ascii=False)
@@ -95,9 +83,9 @@ def test_every_trust_state_reads_the_same_in_recall_packets(make_note):
 
     nodes = {state: make_note(f"Quokka fact number {state}.") for state in ("u", "p", "g", "s")}
     propose(nodes["p"].pk, actor="agent:a")
-    _root(nodes["g"])
-    _root(nodes["s"])
-    _supersede(nodes["s"], "Quokka fact number s, revised.")
+    root_as_owner(nodes["g"])
+    root_as_owner(nodes["s"])
+    supersede_as_owner(nodes["s"], "Quokka fact number s, revised.")
     packets = {p["id"]: p["trust"] for p in recall("quokka fact", include_superseded=True)}
     expected = {"u": "unreviewed", "p": "proposed", "g": "ground", "s": "superseded"}
     for state, node in nodes.items():
@@ -112,9 +100,9 @@ def test_every_trust_state_reads_the_same_in_walk_previews_and_authority_reports
 
     nodes = {state: make_note(f"Wombat fact number {state}.") for state in ("u", "p", "g", "s")}
     propose(nodes["p"].pk, actor="agent:a")
-    _root(nodes["g"])
-    _root(nodes["s"])
-    _supersede(nodes["s"], "Wombat fact number s, revised.")
+    root_as_owner(nodes["g"])
+    root_as_owner(nodes["s"])
+    supersede_as_owner(nodes["s"], "Wombat fact number s, revised.")
     expected = {"u": "unreviewed", "p": "proposed", "g": "ground", "s": "superseded"}
     # Every note derives from the root note, so a walk from it sees them all as neighbours.
     ticket = open_walk(root_note.pk, holder="agent:a", scope="both")
