@@ -18,16 +18,9 @@ from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
 from memory.errors import GroveError
 from memory.models import Event, Node, Trust
+from memory.read import read
 from memory.recall import live_at
 from memory.trust import trust_map
-
-
-def _read_function() -> Callable[..., dict[str, Any]]:
-    try:
-        from memory.read import read
-    except ModuleNotFoundError:
-        from memory.recall import read
-    return read
 
 
 def _get_node_or_404(node_id: int) -> Node:
@@ -79,7 +72,7 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     live = node.pk in live_at([node.pk], as_of=as_of)
     counted = False
     if as_of is None and node.is_live and trust_now != Trust.REJECTED:
-        _read_function()(node.pk, actor=OWNER_ACTOR)
+        read(node.pk, actor=OWNER_ACTOR)
         node.refresh_from_db()
         counted = True
     events = Event.objects.filter(Q(node=node) | Q(related_node=node)).order_by("at", "id")

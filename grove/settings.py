@@ -180,6 +180,11 @@ GROVE_CASCADE_MIN_AGE_DAYS = env_int("GROVE_CASCADE_MIN_AGE_DAYS", 30)
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
 GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")
+# A running sleep whose heartbeat is older than this is taken for dead and marked failed.
+GROVE_SLEEP_STALE_SECONDS = env_int("GROVE_SLEEP_STALE_SECONDS", 120)
+GROVE_CROSSLINK_MIN_COSINE = env_float("GROVE_CROSSLINK_MIN_COSINE", 0.6)
+GROVE_CROSSLINK_CAP = env_int("GROVE_CROSSLINK_CAP", 3)
+GROVE_CONSOLIDATE_MIN_COSINE = env_float("GROVE_CONSOLIDATE_MIN_COSINE", 0.92)
 GROVE_TICKET_SECONDS = env_int("GROVE_TICKET_SECONDS", 3600)
 # Only tests set this: lets `flush` past the no-delete triggers (see grove/sqlite/base.py).
 GROVE_ALLOW_FLUSH = False

@@ -40,7 +40,7 @@ from memory.models import (
 )
 from memory.trust import trust_map
 
-MIN_COSINE = float(getattr(settings, "GROVE_CONSOLIDATE_MIN_COSINE", 0.92))
+MIN_COSINE = settings.GROVE_CONSOLIDATE_MIN_COSINE
 MAX_GROUP = 64  # a "duplicate group" bigger than this is a topic, not a duplicate
 _PROTECTED_TRUST = frozenset({Trust.GROUND, Trust.PROPOSED})
 _UNTOUCHABLE_TRUST = frozenset({Trust.SEALED, Trust.REJECTED, Trust.SUPERSEDED})

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memory.cites import pend_cite
 from memory.errors import NotFound
 from memory.models import Jurisdiction, Node
 from memory.recall import Visibility, lawful_trust, live_at
@@ -59,8 +60,9 @@ def read(
     for last_accessed_at). With as_of, the node must have existed
     and been live at T, and trust is reported as of T; the access is still counted now.
     Refuses with NotFound a node that is missing, outside `domains`, decayed, sealed or
-    rejected. When the node is wild, a cite is pended for the reader's (holder, else actor)
-    next pair (DESIGN.md, walk), in the same transaction as the access.
+    rejected. When the node is wild and a `holder` reads it (an agent through the API or a
+    walk), a cite is pended for the holder's next pair (DESIGN.md, walk), in the same
+    transaction as the access. The owner browsing the dashboard holds no conversation: no cite.
     """
     vis = Visibility.of(domains=domains, scope="both", as_of=as_of)
     node, trust = visible_node(node_id, vis=vis)
@@ -72,9 +74,8 @@ def read(
         )
         if not counted:
             raise NotFound(_MISSING.format(id=node.pk))
-        cite_holder = holder or actor
-        if cite_holder and node.jurisdiction == Jurisdiction.WILD:
-            _pend_cite(holder=cite_holder, node_id=node.pk)
+        if holder and node.jurisdiction == Jurisdiction.WILD:
+            pend_cite(holder=holder, node_id=node.pk)
     node.refresh_from_db(fields=["access_count", "last_accessed_at"])
     return {
         "jurisdiction": node.jurisdiction,
@@ -95,12 +96,3 @@ def read(
         "permanent": node.permanent,
         "live": True,
     }
-
-
-def _pend_cite(*, holder: str, node_id: int) -> None:
-    # memory/cites.py (custody) is written alongside; until it lands there is nothing to pend.
-    try:
-        from memory.cites import pend_cite
-    except ImportError:
-        return
-    pend_cite(holder=holder, node_id=node_id)

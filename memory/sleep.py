@@ -40,7 +40,7 @@ from memory.models import Node, SleepRun, SleepStatus
 from memory.promote import promote
 
 STEPS = ("embed", "crosslink", "consolidate", "promote", "decay", "integrity")
-STALE_SECONDS = int(getattr(settings, "GROVE_SLEEP_STALE_SECONDS", 120))
+STALE_SECONDS = settings.GROVE_SLEEP_STALE_SECONDS
 SCHEDULE_NAME = "grove-sleep"
 WORKER_KEY = "_worker"
 

@@ -72,10 +72,15 @@ def test_as_of_before_creation_is_not_found(make_note):
         read(note.pk, as_of=timezone.now() - timedelta(days=2))
 
 
-def test_reading_a_wild_node_pends_a_cite_for_the_reader(make_note):
-    pytest.importorskip("memory.cites")
+def test_reading_a_wild_node_pends_a_cite_for_the_holder(make_note):
     wild = make_note("An article about herons.", kind="hearsay", jurisdiction="wild")
     home = make_note("My heron note.")
-    read(wild.pk, actor="agent-7")
-    read(home.pk, actor="agent-7")
+    read(wild.pk, actor="agent-7", holder="agent-7")
+    read(home.pk, actor="agent-7", holder="agent-7")
     assert list(PendingCite.objects.values_list("holder", "node_id")) == [("agent-7", wild.pk)]
+
+
+def test_the_owner_browsing_a_wild_node_pends_no_cite(make_note):
+    wild = make_note("An article about herons.", kind="hearsay", jurisdiction="wild")
+    assert read(wild.pk, actor="owner")["access_count"] == 1
+    assert not PendingCite.objects.exists()
