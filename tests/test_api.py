@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _agents import error_of, make_agent
+from _agents import error_of, make_agent, write_note
 
 from memory.models import Event, Node, RecallLog
 
@@ -13,19 +13,8 @@ def agent(client, db):
     return make_agent(client, domains=["work", "personal"])
 
 
-def _note(agent, origin, **fields):
-    data = {
-        "body": "The boiler is serviced in March.",
-        "kind": "note",
-        "jurisdiction": "home",
-        "signature": "scout",
-        "origins": [{"id": origin.pk, "relation": "derived_from"}],
-    }
-    return agent.post("nodes", {**data, **fields})
-
-
 def test_a_write_answers_201_with_its_id_and_hash(agent, root_note):
-    response = _note(agent, root_note)
+    response = write_note(agent, root_note)
     assert response.status_code == 201
     payload = response.json()
     node = Node.objects.get(pk=payload["id"])
@@ -34,28 +23,28 @@ def test_a_write_answers_201_with_its_id_and_hash(agent, root_note):
 
 
 def test_a_write_without_a_domain_goes_to_the_tokens_first(agent, root_note):
-    assert _note(agent, root_note).json()["domain"] == "work"
-    other = _note(agent, root_note, body="Tomatoes by the wall.", domain="personal")
+    assert write_note(agent, root_note).json()["domain"] == "work"
+    other = write_note(agent, root_note, body="Tomatoes by the wall.", domain="personal")
     assert other.json()["domain"] == "personal"
 
 
 def test_a_duplicate_answers_200_with_the_existing_id(agent, root_note):
-    first = _note(agent, root_note).json()
-    again = _note(agent, root_note, body="the boiler is  serviced in MARCH.")
+    first = write_note(agent, root_note).json()
+    again = write_note(agent, root_note, body="the boiler is  serviced in MARCH.")
     assert again.status_code == 200
     assert again.json()["id"] == first["id"] and again.json()["status"] == "duplicate"
 
 
 def test_a_decayed_node_is_revived_with_200(agent, root_note):
-    first = _note(agent, root_note).json()
+    first = write_note(agent, root_note).json()
     Node.objects.filter(pk=first["id"]).update(decayed_at="2024-01-01T00:00:00Z")
-    again = _note(agent, root_note)
+    again = write_note(agent, root_note)
     assert (again.status_code, again.json()["status"]) == (200, "revived")
     assert Event.objects.filter(node_id=first["id"], kind="revived").exists()
 
 
 def test_a_write_keeps_the_event_clock_it_was_given(agent, root_note):
-    response = _note(agent, root_note, referent_time="2024-05-08T13:56:00+02:00")
+    response = write_note(agent, root_note, referent_time="2024-05-08T13:56:00+02:00")
     node = Node.objects.get(pk=response.json()["id"])
     assert node.referent_time.isoformat() == "2024-05-08T11:56:00+00:00"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _agents import error_of, make_agent
+from _agents import error_of, make_agent, write_note
 from django.test import override_settings
 
 from memory.models import Node
@@ -30,17 +30,6 @@ def agent(client, db):
     return make_agent(client, domains=["personal", "work"])
 
 
-def _note(agent, root_note, **fields):
-    data = {
-        "body": "The boiler is serviced in March.",
-        "kind": "note",
-        "jurisdiction": "home",
-        "signature": "scout",
-        "origins": [{"id": root_note.pk, "relation": "derived_from"}],
-    }
-    return agent.post("nodes", {**data, **fields})
-
-
 @pytest.mark.parametrize(("method", "path"), ENDPOINTS)
 def test_it_answers_401_without_a_token(client, db, method, path):
     response = getattr(client, method)(f"/api/v1/{path}")
@@ -64,7 +53,7 @@ def test_it_answers_401_to_an_unknown_token(client, db):
 def test_a_revoked_token_writes_nothing(agent, root_note, counts):
     revoke_token(name=agent.token.name)
     before = counts()
-    assert _note(agent, root_note).status_code == 401
+    assert write_note(agent, root_note).status_code == 401
     assert counts() == before
 
 
@@ -82,7 +71,7 @@ def test_it_refuses_json_that_is_not_an_object(agent):
 
 def test_it_refuses_a_naive_referent_time(agent, root_note, counts):
     before = counts()
-    response = _note(agent, root_note, referent_time="2024-05-08T13:56:00")
+    response = write_note(agent, root_note, referent_time="2024-05-08T13:56:00")
     assert (response.status_code, error_of(response)) == (400, "naive_datetime")
     assert counts() == before
 
@@ -94,28 +83,28 @@ def test_it_refuses_a_naive_as_of_on_recall(agent):
 
 def test_it_refuses_an_unknown_kind(agent, root_note, counts):
     before = counts()
-    response = _note(agent, root_note, kind="gossip")
+    response = write_note(agent, root_note, kind="gossip")
     assert (response.status_code, error_of(response)) == (400, "unknown_kind")
     assert counts() == before
 
 
 def test_it_refuses_a_note_without_origins(agent, root_note, counts):
     before = counts()
-    response = _note(agent, root_note, origins=[])
+    response = write_note(agent, root_note, origins=[])
     assert (response.status_code, error_of(response)) == (400, "no_origin")
     assert counts() == before
 
 
 def test_it_refuses_an_unknown_field(agent, root_note, counts):
     before = counts()
-    response = _note(agent, root_note, origin=5)
+    response = write_note(agent, root_note, origin=5)
     assert (response.status_code, error_of(response)) == (400, "unknown_field")
     assert counts() == before
 
 
 def test_it_refuses_a_missing_signature(agent, root_note, counts):
     before = counts()
-    response = _note(agent, root_note, signature="  ")
+    response = write_note(agent, root_note, signature="  ")
     assert (response.status_code, error_of(response)) == (400, "unsigned")
     assert counts() == before
 
@@ -123,7 +112,7 @@ def test_it_refuses_a_missing_signature(agent, root_note, counts):
 @override_settings(GROVE_MAX_REQUEST_BYTES=2_000)
 def test_it_refuses_an_oversized_request_before_parsing(agent, root_note, counts):
     before = counts()
-    response = _note(agent, root_note, body="word " * 1_000)
+    response = write_note(agent, root_note, body="word " * 1_000)
     assert (response.status_code, error_of(response)) == (413, "request_too_large")
     assert counts() == before
 
@@ -145,7 +134,7 @@ def test_it_refuses_a_body_longer_than_its_declared_length(agent, db):
 @override_settings(GROVE_MAX_BODY_CHARS=100)
 def test_it_refuses_an_oversized_node_body(agent, root_note, counts):
     before = counts()
-    response = _note(agent, root_note, body="x" * 101)
+    response = write_note(agent, root_note, body="x" * 101)
     assert (response.status_code, error_of(response)) == (413, "too_large")
     assert counts() == before
 
@@ -154,7 +143,7 @@ def test_it_refuses_content_the_owner_rejected(agent, root_note, make_note):
     node = make_note("The boiler is serviced in March.")
     reject(node.pk, owner="owner", reason="wrong month")
     nodes_before = Node.objects.count()
-    response = _note(agent, root_note)
+    response = write_note(agent, root_note)
     assert (response.status_code, error_of(response)) == (409, "tombstoned")
     assert Node.objects.count() == nodes_before
 
@@ -162,7 +151,7 @@ def test_it_refuses_content_the_owner_rejected(agent, root_note, make_note):
 def test_a_read_only_token_may_not_write(client, root_note, counts):
     agent = make_agent(client, name="reader", read_only=True)
     before = counts()
-    response = _note(agent, root_note)
+    response = write_note(agent, root_note)
     assert (response.status_code, error_of(response)) == (403, "read_only")
     assert counts() == before
 
@@ -182,7 +171,7 @@ def test_a_read_only_token_may_not_propose(client, make_note):
 
 def test_it_refuses_a_write_into_a_foreign_domain(agent, root_note, counts):
     before = counts()
-    response = _note(agent, root_note, domain="health")
+    response = write_note(agent, root_note, domain="health")
     assert (response.status_code, error_of(response)) == (403, "domain_not_allowed")
     assert counts() == before
 
@@ -190,8 +179,8 @@ def test_it_refuses_a_write_into_a_foreign_domain(agent, root_note, counts):
 def test_an_origin_outside_the_scope_is_as_unknown_as_a_missing_one(agent, make_note, counts):
     foreign = make_note("Blood pressure 120/80.", domain="health")
     before = counts()
-    response = _note(agent, foreign, domain="personal")
-    missing = _note(agent, foreign, origins=[{"id": 999_999}])
+    response = write_note(agent, foreign, domain="personal")
+    missing = write_note(agent, foreign, origins=[{"id": 999_999}])
     assert (response.status_code, error_of(response)) == (400, "unknown_origin")
     assert (missing.status_code, error_of(missing)) == (400, "unknown_origin")
     assert str(foreign.pk) in response.json()["error"]["message"]
@@ -244,7 +233,7 @@ def test_an_id_beyond_the_integer_range_is_just_not_found(agent, root_note, coun
     huge = 10**30
     assert error_of(agent.get(f"nodes/{huge}")) == "not_found"
     before = counts()
-    response = _note(agent, root_note, origins=[{"id": huge}])
+    response = write_note(agent, root_note, origins=[{"id": huge}])
     assert (response.status_code, error_of(response)) == (400, "unknown_origin")
     assert counts() == before
 
