@@ -15,7 +15,7 @@ from django.db import close_old_connections
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from memory import api
+from agents import operations as api
 from memory.errors import GroveError
 from memory.models import ApiToken
 from memory.tokens import active_token

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.api import OWNER_ONLY_ACTS
+from agents.operations import OWNER_ONLY_ACTS
 
 
 def _ref(name: str) -> dict[str, str]:

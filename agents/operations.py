@@ -1,7 +1,7 @@
-"""The agents' door: scoped operations and the JSON views (/api/v1/) that expose them.
+"""The agents' door: scoped operations, shared by the JSON views (agents/views.py) and MCP.
 
 Every operation takes the caller's ApiToken and enforces its scope itself, so the HTTP views and
-the MCP tools (memory/mcp_server.py) share one set of rules:
+the MCP tools (agents/mcp_server.py) share one set of rules:
 - reads see only the token's domains; a node outside them is NotFound (404), never Forbidden, so
   an agent learns nothing about what lies outside its scope (sealed and rejected nodes likewise);
 - writes go to the token's first domain unless another of its domains is named; a domain outside
@@ -13,38 +13,30 @@ Nothing partial is stored on any refusal: validation precedes the write path, wh
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
-from functools import wraps
 from typing import Any
 
-from django.conf import settings
-from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import RequestDataTooBig
 from django.db.models.functions import Length
-from django.http import HttpRequest, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
 
 from memory import walk as walks
 from memory.authority import authority_report
 from memory.clocks import parse_instant
-from memory.errors import Forbidden, GroveError, Invalid, NotFound, TooLarge
+from memory.errors import Forbidden, Invalid, NotFound
 from memory.models import ApiToken, Node
 from memory.read import read
 from memory.recall import recall
 from memory.scroll import commit_turn as scroll_commit
-from memory.tokens import actor_of, authenticate
-from memory.trust import HIDDEN, trust_map
+from memory.tokens import actor_of
+from memory.trust import trust_map
+from memory.visibility import MAX_ID, SCOPES, visible_ids
 from memory.write import WriteResult, write_node
 from review.ceremony import propose as ceremony_propose
 
-SCOPES = ("home", "wild", "both")
 MAX_RECALL_LIMIT = 100
 DEFAULT_CONTEXT_BUDGET = 2000
 MAX_CONTEXT_BUDGET = 50_000
 CHARS_PER_TOKEN = 4
-MAX_ID = 2**63 - 1
 OWNER_ONLY_ACTS = ("root", "supersede", "seal", "unseal", "reject")
 NODE_FIELDS = frozenset(
     {
@@ -94,14 +86,7 @@ def _read_domains(token: ApiToken, requested: list[str] | None) -> list[str]:
 
 
 def _visible_ids(token: ApiToken, ids: set[int]) -> set[int]:
-    """Which of these nodes the token may see: in its domains and neither sealed nor rejected."""
-    # Ids beyond SQLite's integer range cannot name a node (and would overflow the driver).
-    ids = {pk for pk in ids if 0 < pk <= MAX_ID}
-    in_scope = set(
-        Node.objects.filter(pk__in=ids, domain__in=token.domains).values_list("pk", flat=True)
-    )
-    trust = trust_map(in_scope)
-    return {pk for pk in in_scope if trust[pk] not in HIDDEN}
+    return visible_ids(ids, domains=token.domains)
 
 
 def _visible_node(token: ApiToken, node_id: int) -> int:
@@ -132,7 +117,9 @@ def _check_origins(token: ApiToken, origins: Any) -> None:
 # --- payload helpers -----------------------------------------------------------------------
 
 
-def _fields(data: Mapping[str, Any], *, allowed: frozenset[str], required: tuple[str, ...]) -> None:
+def check_fields(
+    data: Mapping[str, Any], *, allowed: frozenset[str], required: tuple[str, ...]
+) -> None:
     if unknown := sorted(set(data) - allowed):
         raise Invalid(
             f"unknown field(s): {', '.join(unknown)}; expected: {', '.join(sorted(allowed))}",
@@ -207,7 +194,7 @@ def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, A
     tombstoned content, TooLarge).
     """
     _require_writable(token)
-    _fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
+    check_fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
     domain = _write_domain(token, data.get("domain"))
     _check_origins(token, data.get("origins"))
     metadata = data.get("metadata") or {}
@@ -236,7 +223,7 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
     non-text fields and naive referent times (Invalid).
     """
     _require_writable(token)
-    _fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
+    check_fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
     domain = _write_domain(token, data.get("domain"))
     actor = actor_of(token)
     result = scroll_commit(
@@ -300,7 +287,7 @@ def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str,
     """Propose a node for rooting (the owner decides). Refuses read-only tokens (Forbidden) and
     nodes the token cannot see (NotFound); the ceremony refuses the rest."""
     _require_writable(token)
-    _fields(data, allowed=frozenset({"reason"}), required=())
+    check_fields(data, allowed=frozenset({"reason"}), required=())
     reason = data.get("reason") or ""
     if not isinstance(reason, str):
         raise Invalid("reason must be text", code="bad_field")
@@ -317,7 +304,7 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
     tickets and unseen nodes with its own errors."""
     holder = actor_of(token)
     if action == "open":
-        _fields(data, allowed=frozenset({"node_id", "scope", "as_of"}), required=("node_id",))
+        check_fields(data, allowed=frozenset({"node_id", "scope", "as_of"}), required=("node_id",))
         node_id = _int(data.get("node_id"), name="node_id", low=1, high=MAX_ID, default=0)
         ticket = walks.open_walk(
             node_id,
@@ -328,7 +315,7 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
         )
         return {"ticket": ticket}
     if action == "step":
-        _fields(
+        check_fields(
             data,
             allowed=frozenset({"ticket", "direction", "target"}),
             required=("ticket", "direction", "target"),
@@ -338,7 +325,7 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
             _text(data, "ticket"), holder=holder, direction=_text(data, "direction"), target=target
         )
         return {"ticket": ticket}
-    _fields(data, allowed=frozenset({"ticket"}), required=("ticket",))
+    check_fields(data, allowed=frozenset({"ticket"}), required=("ticket",))
     if action == "around":
         return walks.around(_text(data, "ticket"), holder=holder)
     if action == "read":
@@ -398,140 +385,3 @@ def context(
             }
         )
     return {"query": q, "budget": budget_tokens, "used": used, "skipped": skipped, "items": items}
-
-
-# --- HTTP ----------------------------------------------------------------------------------
-
-
-def error_response(status: int, code: str, message: str) -> JsonResponse:
-    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
-
-
-def _json_body(request: HttpRequest) -> dict[str, Any]:
-    """The request's JSON object. Refuses (TooLarge) bodies over GROVE_MAX_REQUEST_BYTES by the
-    declared Content-Length before reading and by the actual length after; (Invalid) anything
-    that is not a JSON object."""
-    limit = settings.GROVE_MAX_REQUEST_BYTES
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    try:
-        declared_bytes = int(declared)
-    except ValueError:
-        raise Invalid("Content-Length is not a number", code="bad_request") from None
-    too_large = TooLarge(f"request body over {limit} bytes", code="request_too_large")
-    if declared_bytes > limit:
-        raise too_large
-    try:
-        raw = request.body
-    except RequestDataTooBig:
-        raise too_large from None
-    if len(raw) > limit:
-        raise too_large
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise Invalid(f"malformed JSON: {exc}", code="malformed_json") from None
-    if not isinstance(data, dict):
-        raise Invalid("the request body must be a JSON object", code="malformed_json")
-    return data
-
-
-def agent_endpoint(*methods: str):
-    """An API view: bearer-authenticated (so CSRF-exempt and outside the login middleware),
-    method-checked, JSON in (POST) and out, every refusal as {"error": {code, message}}."""
-
-    def wrap(view: Callable[..., tuple[int, dict[str, Any]]]):
-        @csrf_exempt
-        @login_not_required
-        @wraps(view)
-        def endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
-            if request.method not in methods:
-                response = error_response(
-                    405, "method_not_allowed", f"use {' or '.join(methods)} here"
-                )
-                response["Allow"] = ", ".join(methods)
-                return response
-            try:
-                token = authenticate(request.headers.get("Authorization"))
-                data = _json_body(request) if request.method == "POST" else request.GET.dict()
-                status, payload = view(request, token, data, *args, **kwargs)
-            except GroveError as exc:
-                return error_response(exc.status, exc.code, exc.message)
-            return JsonResponse(payload, status=status)
-
-        return endpoint
-
-    return wrap
-
-
-@agent_endpoint("POST")
-def nodes(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
-    return remember(token, data)
-
-
-@agent_endpoint("GET")
-def node(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
-    return 200, read_node(token, node_id, as_of=data.get("as_of"))
-
-
-@agent_endpoint("GET")
-def node_authority(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
-    return 200, authority(token, node_id, as_of=data.get("as_of"))
-
-
-@agent_endpoint("POST")
-def node_propose(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
-    return 200, propose(token, node_id, data)
-
-
-@agent_endpoint("POST")
-def owner_only(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str):
-    raise Forbidden(
-        f"{act} is an act of the owner, on the dashboard; agents may only propose",
-        code="owner_only",
-    )
-
-
-@agent_endpoint("POST")
-def turns(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
-    return commit_turn(token, data)
-
-
-@agent_endpoint("GET")
-def recall_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
-    domains = request.GET.getlist("domain")
-    return 200, recall_packets(
-        token,
-        q=data.get("q"),
-        scope=data.get("scope"),
-        domain=",".join(domains) if domains else None,
-        limit=data.get("limit"),
-        as_of=data.get("as_of"),
-    )
-
-
-@agent_endpoint("GET", "POST")
-def context_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
-    _fields(
-        data,
-        allowed=frozenset({"q", "budget", "scope", "domain", "limit", "as_of"}),
-        required=("q",),
-    )
-    return 200, context(token, **data)
-
-
-@agent_endpoint("POST")
-def walk_view(request: HttpRequest, token: ApiToken, data: dict[str, Any], action: str):
-    return 200, walk(token, action, data)
-
-
-@csrf_exempt
-@login_not_required
-def openapi_json(request: HttpRequest) -> JsonResponse:
-    """The OpenAPI description of this API; public (it describes, it holds nothing)."""
-    from memory.openapi import SPEC
-
-    if request.method != "GET":
-        return error_response(405, "method_not_allowed", "use GET here")
-    return JsonResponse(SPEC)

@@ -1,10 +1,11 @@
-"""Routes of the agent JSON API, mounted at /api/v1/ (described by memory/openapi.py)."""
+"""Routes of the agent JSON API, mounted at /api/v1/ (described by agents/openapi.py)."""
 
 from __future__ import annotations
 
 from django.urls import path
 
-from memory import api
+from agents import operations
+from agents import views as api
 
 app_name = "api"
 
@@ -24,6 +25,6 @@ urlpatterns = [
     # The owner's acts have no agent route; these answer 403 owner_only so the refusal is explicit.
     *(
         path(f"nodes/<int:node_id>/{act}", api.owner_only, {"act": act}, name=f"refuse-{act}")
-        for act in api.OWNER_ONLY_ACTS
+        for act in operations.OWNER_ONLY_ACTS
     ),
 ]

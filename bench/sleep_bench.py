@@ -50,8 +50,8 @@ def _steps(run) -> str:
 
 
 def run(sizes: list[int]) -> str:
-    from memory.decay import decay
     from memory.sleep import run_sleep
+    from memory.sleep.decay import decay
 
     lines = [
         "## Sleep",

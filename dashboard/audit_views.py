@@ -12,9 +12,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.auditlog import FILTERS, csv_lines, filter_events, json_chunks, sealed_ids
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
-from memory.decay import restore
 from memory.errors import GroveError, Invalid
 from memory.models import DecayReason, Event, EventKind, Node
+from memory.sleep.decay import restore
 
 PER_PAGE = 50
 
@@ -88,8 +88,8 @@ def audit_export_json(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    """Restore a decayed node (memory.decay.restore, a restored event). With htmx, the decay row
-    the button sat in comes back re-rendered; otherwise a redirect back to the log."""
+    """Restore a decayed node (memory.sleep.decay.restore, a restored event). With htmx, the
+    decay row the button sat in comes back re-rendered; otherwise a redirect back to the log."""
     error = ""
     try:
         restore(node_id, actor=OWNER_ACTOR)

@@ -19,8 +19,8 @@ from memory.authority import authority_report
 from memory.errors import GroveError
 from memory.models import Event, Node, Trust
 from memory.read import read
-from memory.recall import live_at
 from memory.trust import trust_map
+from memory.visibility import live_at
 
 
 def _get_node_or_404(node_id: int) -> Node:

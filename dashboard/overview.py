@@ -8,8 +8,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from memory.models import Event, EventKind, Node, SleepRun, Trust
-from memory.trust import AUTHORITY_KINDS
+from memory.models import CEREMONY_EVENT_KINDS, Event, EventKind, Node, SleepRun, Trust
 
 CHART_DAYS = 90
 _PRECEDENCE = (
@@ -44,7 +43,7 @@ def trust_counts(*, total: int) -> dict[str, int]:
     """Nodes per trust state, now. Reads the audit log only: authority events grouped per
     (node, kind), so a 100k-node memory costs one pass over its few authority events, not a
     subquery per node; every node without one is unreviewed. Same precedence as memory.trust."""
-    kinds = [k.value for k in AUTHORITY_KINDS]
+    kinds = [k.value for k in CEREMONY_EVENT_KINDS]
     per_node: dict[int, dict[str, tuple[str, int]]] = {}
     with connection.cursor() as cursor:
         cursor.execute(
@@ -114,7 +113,7 @@ PENDING_CAP = 100
 def pending_decay_count() -> int:
     """How many nodes the decay gate selects now, counted up to PENDING_CAP + 1 (the page says
     "100+"): the overview needs "something is waiting", not a full scan of every unread node."""
-    from memory.decay import pending_decays
+    from memory.sleep.decay import pending_decays
 
     return len(pending_decays(within_days=0, limit=PENDING_CAP + 1))
 

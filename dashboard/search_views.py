@@ -10,7 +10,8 @@ from dashboard.asof import widget_value
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.errors import Invalid
 from memory.models import Node
-from memory.recall import SCOPES, recall
+from memory.recall import recall
+from memory.visibility import SCOPES
 
 RESULTS = 20
 

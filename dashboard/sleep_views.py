@@ -11,8 +11,8 @@ from django.views.decorators.http import require_GET, require_POST
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
 from memory.errors import GroveError
 from memory.models import SleepRun, SleepStatus
-from memory.promote import promotion_threshold
 from memory.sleep import STEPS, request_sleep
+from memory.sleep.promote import promotion_threshold
 
 RUNS_SHOWN = 25
 ACTIVE = (SleepStatus.QUEUED, SleepStatus.RUNNING)

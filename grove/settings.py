@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "memory",
     "review",
     "dashboard",
+    "agents",
 ]
 
 MIDDLEWARE = [

@@ -7,5 +7,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("dashboard.urls")),
     path("review/", include("review.urls")),
-    path("api/v1/", include("memory.api_urls")),
+    path("api/v1/", include("agents.urls")),
 ]

@@ -6,7 +6,6 @@ caller's connection, so a flag and its event commit or roll back together.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from django.db import connection
@@ -31,8 +30,6 @@ _SNAPSHOT_FIELDS = (
     "created_at",
     "referent_time",
 )
-# Only the acts may write trust-deciding events (DESIGN.md, Ceremonies).
-_CEREMONY_MODULES = frozenset({"review.ceremony"})
 
 
 def snapshot(node_id: int) -> dict[str, Any]:
@@ -63,16 +60,43 @@ def record(
 ) -> Event:
     """Append one event. Must run inside the caller's transaction.
 
-    Refuses ceremony kinds (proposed, rooted, superseded, sealed, unsealed, rejected) unless the
-    caller is review/ceremony.py: trust changes only through the acts.
+    Refuses ceremony kinds (proposed, rooted, superseded, sealed, unsealed, rejected ...): trust
+    changes only through the acts, which write them with record_act.
     """
-    if not connection.in_atomic_block:
-        raise RuntimeError("audit.record must run inside the caller's transaction")
     kind = EventKind(kind)
     if kind in CEREMONY_EVENT_KINDS:
-        caller = sys._getframe(1).f_globals.get("__name__", "")
-        if caller not in _CEREMONY_MODULES:
-            raise PermissionError(f"{kind} events are written only by the ceremonies, not {caller}")
+        raise PermissionError(f"{kind} events are written only by the ceremonies (record_act)")
+    return _append(kind, node, actor, reason, related_node, detail, at)
+
+
+def record_act(
+    kind: EventKind | str,
+    *,
+    node: Node | int,
+    actor: str,
+    reason: str = "",
+    related_node: Node | int | None = None,
+    detail: dict[str, Any] | None = None,
+) -> Event:
+    """Append one ceremony event (a trust-deciding act). Only review/ceremony.py calls this;
+    tests/test_layout.py fails the build if any other module imports it."""
+    kind = EventKind(kind)
+    if kind not in CEREMONY_EVENT_KINDS:
+        raise ValueError(f"{kind} is not a ceremony event; use audit.record")
+    return _append(kind, node, actor, reason, related_node, detail, None)
+
+
+def _append(
+    kind: EventKind,
+    node: Node | int | None,
+    actor: str,
+    reason: str,
+    related_node: Node | int | None,
+    detail: dict[str, Any] | None,
+    at,
+) -> Event:
+    if not connection.in_atomic_block:
+        raise RuntimeError("audit events must be written inside the caller's transaction")
     node_id = node.pk if isinstance(node, Node) else node
     related_id = related_node.pk if isinstance(related_node, Node) else related_node
     return Event.objects.create(

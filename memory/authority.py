@@ -16,32 +16,15 @@ from typing import Any
 
 from memory.clocks import parse_instant
 from memory.errors import Conflict, NotFound
-from memory.models import Edge, Event, EventKind, Node, Trust
-from memory.trust import AUTHORITY_KINDS, trust_map
+from memory.models import CEREMONY_EVENT_KINDS, Edge, Event, EventKind, Node, Trust
+from memory.trust import trust_map
+from memory.visibility import HIDDEN_TRUST, live_at, node_in_domains
 
 PREVIEW_CHARS = 160
-# Trust states whose words are never shown: sealed hides everything, rejected is a tombstone.
-_NO_EXCERPT = frozenset({Trust.SEALED, Trust.REJECTED})
 
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
-
-
-def node_in_domains(node_id: Any, *, domains: Iterable[str] | None = None) -> Node:
-    """The node if it exists within `domains` (all when None); else NotFound, the same answer
-    for a missing id and for one outside the caller's domains."""
-    try:
-        pk = int(node_id)
-    except (TypeError, ValueError):
-        raise NotFound(f"node {node_id!r} not found") from None
-    qs = Node.objects.filter(pk=pk)
-    if domains is not None:
-        qs = qs.filter(domain__in=list(domains))
-    node = qs.first()
-    if node is None:
-        raise NotFound(f"node {node_id} not found")
-    return node
 
 
 def preview(node: Node, trust: str) -> dict[str, Any]:
@@ -54,7 +37,7 @@ def preview(node: Node, trust: str) -> dict[str, Any]:
         "id": node.pk,
         "trust": trust,
         "kind": node.kind,
-        "excerpt": "" if trust in _NO_EXCERPT else text,
+        "excerpt": "" if trust in HIDDEN_TRUST else text,
         "source": node.source,
         "live": node.is_live,
     }
@@ -76,23 +59,6 @@ def _origins(
     ]
 
 
-def _live_at(node: Node, as_of: datetime | None) -> bool:
-    """Lifecycle as of a time, from the log (decayed vs restored/revived); now, from the flag."""
-    if as_of is None:
-        return node.is_live
-    latest = (
-        Event.objects.filter(
-            node=node,
-            kind__in=[EventKind.DECAYED, EventKind.RESTORED, EventKind.REVIVED],
-            at__lte=as_of,
-        )
-        .order_by("-at", "-id")
-        .values_list("kind", flat=True)
-        .first()
-    )
-    return latest != EventKind.DECAYED
-
-
 def authority_report(
     node_id: int, *, domains: Iterable[str] | None = None, as_of: str | datetime | None = None
 ) -> dict[str, Any]:
@@ -109,7 +75,7 @@ def authority_report(
     trust = trust_map([node.pk], as_of=when)[node.pk]
     if trust == Trust.SEALED:
         return {"id": node.pk, "trust": trust}
-    events = Event.objects.filter(node=node, kind__in=AUTHORITY_KINDS)
+    events = Event.objects.filter(node=node, kind__in=CEREMONY_EVENT_KINDS)
     if when is not None:
         events = events.filter(at__lte=when)
     permanent = node.permanent and (when is None or node.permanent_at <= when)
@@ -120,7 +86,7 @@ def authority_report(
         "body_hash": node.body_hash,
         "created_at": _iso(node.created_at),
         "referent_time": _iso(node.referent_time),
-        "live": _live_at(node, when),
+        "live": node.pk in live_at([node.pk], as_of=when),
         "decayed_at": _iso(node.decayed_at) if when is None else None,
         "permanent": permanent,
         "permanent_at": _iso(node.permanent_at) if permanent else None,

@@ -237,9 +237,10 @@ def live_nodes_without_vectors() -> list[str]:
 
 
 def ground_or_proposed_decayed() -> list[str]:
-    from memory.trust import AUTHORITY_KINDS, trust_map
+    from memory.models import CEREMONY_EVENT_KINDS
+    from memory.trust import trust_map
 
-    kinds = ",".join(f"'{k.value}'" for k in AUTHORITY_KINDS)
+    kinds = ",".join(f"'{k.value}'" for k in CEREMONY_EVENT_KINDS)
     ids = [
         node_id
         for (node_id,) in _rows(

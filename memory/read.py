@@ -13,7 +13,7 @@ from django.utils import timezone
 from memory.cites import pend_cite
 from memory.errors import NotFound
 from memory.models import Jurisdiction, Node
-from memory.recall import Visibility, lawful_trust, live_at
+from memory.visibility import Visibility, lawful_trust, live_at
 
 _MISSING = "no node {id} here"
 

@@ -27,13 +27,12 @@ from django.db import connection, transaction
 from django.utils import timezone
 from threadpoolctl import ThreadpoolController
 
-from memory.clocks import parse_instant, recency_weight
+from memory.clocks import recency_weight
 from memory.embed import get_embedder
 from memory.errors import Invalid
-from memory.models import EventKind, RecallLog, Trust
-from memory.trust import AUTHORITY_KINDS, trust_map
+from memory.models import RecallLog
+from memory.visibility import Visibility, db_time, lawful_trust, live_at
 
-SCOPES = ("home", "wild", "both")
 EXCERPT_CHARS = 240
 MAX_LIMIT = 100
 # How many candidates each list contributes before fusion.
@@ -68,8 +67,6 @@ EXPANSION_EDGE_KINDS = (
 # A query naming the node's signer (a speaker in a transcript) is evidence the node is about
 # them: the score doubles (+0.1 R@10 on LoCoMo dev, where questions name the speaker).
 SIGNER_BOOST = 1.0
-LIFECYCLE_KINDS = (EventKind.DECAYED, EventKind.RESTORED, EventKind.REVIVED)
-HIDDEN_TRUST = frozenset({Trust.SEALED.value, Trust.REJECTED.value})
 
 # Function words carry no topic; dropping them turns an OR-query from "anything with 'the'"
 # into "anything about the subject". Kept short on purpose: content words must survive.
@@ -103,126 +100,6 @@ def match_expression(terms: Sequence[str]) -> str:
     """An FTS5 MATCH string: each term a quoted string (so `AND`, `*`, `:` and `"` are just
     text), joined by OR so a document need not hold every word to be found."""
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
-@dataclass(frozen=True)
-class Visibility:
-    """What a caller may see: None domains means every domain; as_of None means now."""
-
-    domains: tuple[str, ...] | None
-    scope: str
-    as_of: datetime | None
-
-    @classmethod
-    def of(cls, *, domains: Iterable[str] | None, scope: str, as_of: Any) -> Visibility:
-        if scope not in SCOPES:
-            raise Invalid(
-                f"unknown scope {scope!r}; expected one of: {', '.join(SCOPES)}", code="bad_scope"
-            )
-        if domains is not None:
-            if isinstance(domains, str):
-                domains = [domains]
-            domains = tuple(dict.fromkeys(str(d) for d in domains))
-        return cls(domains=domains, scope=scope, as_of=parse_instant(as_of, field="as_of"))
-
-    def sql(self, alias: str = "n") -> tuple[str, list[Any]]:
-        """WHERE clauses (joined by AND) for the immutable columns plus liveness now."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if self.domains is not None:
-            if not self.domains:
-                clauses.append("0")
-            else:
-                clauses.append(f"{alias}.domain IN ({','.join(['%s'] * len(self.domains))})")
-                params.extend(self.domains)
-        if self.scope != "both":
-            clauses.append(f"{alias}.jurisdiction = %s")
-            params.append(self.scope)
-        if self.as_of is None:
-            clauses.append(f"{alias}.decayed_at IS NULL")
-        else:
-            clauses.append(f"{alias}.created_at <= %s")
-            params.append(db_time(self.as_of))
-        return " AND ".join(clauses) or "1", params
-
-
-def db_time(value: datetime) -> str:
-    # Django's SQLite backend stores aware datetimes as naive UTC text; compare like with like.
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
-
-
-def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
-    """Which of these nodes were live at `as_of` (now when None).
-
-    As of T: the latest decayed/restored/revived event with Event.at <= T decides; with no such
-    event, a node was live unless its decayed_at flag is set and not after T (a decay recorded
-    without an event, as raw fixtures may do)."""
-    ids = list(dict.fromkeys(node_ids))
-    if not ids:
-        return set()
-    flags: dict[int, Any] = {}
-    states: dict[int, str] = {}
-    with connection.cursor() as cursor:
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            marks = ",".join(["%s"] * len(chunk))
-            cursor.execute(f"SELECT id, decayed_at FROM memory_node WHERE id IN ({marks})", chunk)
-            flags.update(cursor.fetchall())
-            if as_of is None:
-                continue
-            kinds = [k.value for k in LIFECYCLE_KINDS]
-            cursor.execute(
-                f"SELECT node_id, kind FROM memory_event WHERE node_id IN ({marks}) "
-                f"AND kind IN ({','.join(['%s'] * len(kinds))}) AND at <= %s ORDER BY at, id",
-                [*chunk, *kinds, db_time(as_of)],
-            )
-            for node_id, kind in cursor.fetchall():
-                states[node_id] = kind
-    if as_of is None:
-        return {node_id for node_id, decayed in flags.items() if decayed is None}
-    cutoff = db_time(as_of)
-    live = set()
-    for node_id, decayed in flags.items():
-        if node_id in states:
-            if states[node_id] != EventKind.DECAYED:
-                live.add(node_id)
-        elif decayed is None or str(decayed)[:26] > cutoff[:26]:
-            live.add(node_id)
-    return live
-
-
-def _with_authority_events(ids: list[int]) -> list[int]:
-    kinds = [k.value for k in AUTHORITY_KINDS]
-    found: list[int] = []
-    with connection.cursor() as cursor:
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            cursor.execute(
-                f"SELECT DISTINCT node_id FROM memory_event WHERE node_id IN "
-                f"({','.join(['%s'] * len(chunk))}) AND kind IN ({','.join(['%s'] * len(kinds))})",
-                [*chunk, *kinds],
-            )
-            found += [row[0] for row in cursor.fetchall()]
-    return found
-
-
-def lawful_trust(
-    node_ids: Iterable[int], *, as_of: datetime | None, include_superseded: bool
-) -> dict[int, str]:
-    """Trust (as of `as_of`) of the nodes a reader may be shown: never sealed or rejected, and
-    never a node sealed now (a seal hides it from every read, past views included)."""
-    ids = list(dict.fromkeys(node_ids))
-    # Most nodes were never reviewed: one indexed probe finds the few with authority events,
-    # and only those pay for trust_map's derivation.
-    judged = _with_authority_events(ids)
-    trusts = dict.fromkeys(ids, Trust.UNREVIEWED.value)
-    trusts.update(trust_map(judged, as_of=as_of))
-    if as_of is not None:
-        now = dict.fromkeys(ids, Trust.UNREVIEWED.value)
-        now.update(trust_map(judged))
-        trusts = {i: t for i, t in trusts.items() if now[i] != Trust.SEALED.value}
-    hidden = HIDDEN_TRUST if include_superseded else HIDDEN_TRUST | {Trust.SUPERSEDED.value}
-    return {i: t for i, t in trusts.items() if t not in hidden}
 
 
 # --- the vector matrix, cached per process -------------------------------------------------

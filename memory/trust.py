@@ -11,7 +11,7 @@ from datetime import datetime
 
 from django.db.models import Case, CharField, Exists, OuterRef, QuerySet, Subquery, Value, When
 
-from memory.models import Event, EventKind, Node, Trust
+from memory.models import CEREMONY_EVENT_KINDS, Event, EventKind, Node, Trust
 
 _PRECEDENCE = (
     (EventKind.REJECTED, Trust.REJECTED),
@@ -19,15 +19,6 @@ _PRECEDENCE = (
     (EventKind.ROOTED, Trust.GROUND),
     (EventKind.PROPOSED, Trust.PROPOSED),
 )
-AUTHORITY_KINDS = (
-    EventKind.PROPOSED,
-    EventKind.ROOTED,
-    EventKind.SUPERSEDED,
-    EventKind.SEALED,
-    EventKind.UNSEALED,
-    EventKind.REJECTED,
-)
-HIDDEN = frozenset({Trust.SEALED, Trust.REJECTED})
 
 
 def _events(kinds, as_of: datetime | None):
@@ -64,7 +55,9 @@ def trust_map(node_ids: Iterable[int], *, as_of: datetime | None = None) -> dict
     seen: dict[int, set[str]] = {}
     last_seal: dict[int, str] = {}
     for start in range(0, len(ids), 900):
-        qs = Event.objects.filter(node_id__in=ids[start : start + 900], kind__in=AUTHORITY_KINDS)
+        qs = Event.objects.filter(
+            node_id__in=ids[start : start + 900], kind__in=CEREMONY_EVENT_KINDS
+        )
         if as_of is not None:
             qs = qs.filter(at__lte=as_of)
         for node_id, kind in qs.order_by("at", "id").values_list("node_id", "kind"):

@@ -32,7 +32,8 @@ from django.utils import timezone
 from memory.errors import Forbidden, Invalid
 from memory.models import Edge, EdgeKind, Node, Ticket
 from memory.read import read, visible_node
-from memory.recall import Visibility, db_time, lawful_trust, live_at, packet, preview_rows
+from memory.recall import packet, preview_rows
+from memory.visibility import Visibility, db_time, lawful_trust, live_at
 
 DIRECTIONS = ("in", "out", "next", "prev")
 MAX_ROUTES = 50

@@ -19,10 +19,10 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from memory import audit
-from memory.authority import node_in_domains
 from memory.errors import Conflict, Forbidden, GroveError, Invalid, NotFound, TooLarge
 from memory.models import EventKind, Kind, Node, Trust
 from memory.trust import trust_of
+from memory.visibility import node_in_domains
 from memory.write import body_hash_of, scrub, write_node
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -69,10 +69,10 @@ def _reason(value: Any, *, required: bool = False) -> str:
 
 
 def _record(kind: EventKind, **fields: Any):
-    """audit.record, turning a unique-index refusal (a racing act won) into a Conflict."""
+    """audit.record_act, turning a unique-index refusal (a racing act won) into a Conflict."""
     try:
         with transaction.atomic():
-            return audit.record(kind, **fields)
+            return audit.record_act(kind, **fields)
     except IntegrityError as exc:
         raise Conflict(f"another act got there first: {exc}", code="race_lost") from exc
 

@@ -10,8 +10,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from memory import decay
 from memory.errors import GroveError
+from memory.sleep import decay
 from review.queue import decided_row, pending_decay_rows
 from review.view_helpers import HtmxHttpRequest, back, get_node_or_404, owner_name
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory.decay import pending_decays
 from memory.models import Event, EventKind, Node, Trust
+from memory.sleep.decay import pending_decays
 from memory.trust import trust_map
 
 # Trust states whose words are never shown on a decision page (sealed hides everything,
@@ -81,7 +81,7 @@ def _proposals(node_ids: list[int]) -> dict[int, Event]:
 
 
 def pending_decay_rows(*, within_days: float, limit: int = 500) -> dict[str, list[dict]]:
-    """memory.decay.pending_decays split for the page: {"now": [...], "soon": [...]}, each row
+    """memory.sleep.decay.pending_decays split for the page: {"now": [...], "soon": [...]}, each row
     with its trust; a rejected node's excerpt is dropped (its words are a tombstone). Store
     clock only (the gate's). Sealed, ground and proposed nodes never appear: the gate spares
     them."""

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from memory.consolidate import consolidate
-from memory.crosslink import crosslink
 from memory.models import Edge, Event, Node
+from memory.sleep.consolidate import consolidate
+from memory.sleep.crosslink import crosslink
 from tests.test_crosslink import place
 
 

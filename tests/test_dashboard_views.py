@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memory.decay import let_go
 from memory.models import Event, Node, SleepRun
+from memory.sleep.decay import let_go
 from review.ceremony import propose, root, seal
 
 PAGES = ["/", "/overview/waiting/", "/search/", "/audit/", "/sleep/", "/sleep/status/"]

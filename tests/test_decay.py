@@ -7,9 +7,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory.decay import decay, keep, let_go, pending_decays, restore
 from memory.errors import Conflict
 from memory.models import Edge, Event, Node
+from memory.sleep.decay import decay, keep, let_go, pending_decays, restore
 from memory.write import write_node
 
 
@@ -239,7 +239,7 @@ def test_pending_decays_filters_by_domain(lone):
 
 def test_the_gate_is_rechecked_under_the_lock(lone):
     node = lone("Read between selection and flag.", days_old=40)
-    from memory import decay as decay_module
+    from memory.sleep import decay as decay_module
 
     cutoff = timezone.now() - timedelta(days=14)
     Node.objects.filter(pk=node.pk).update(access_count=1)

@@ -3,8 +3,8 @@ from __future__ import annotations
 import re
 
 from dashboard.graph import TRUST_COLOURS, neighbourhood, render_svg
-from memory.decay import let_go
 from memory.models import Trust
+from memory.sleep.decay import let_go
 from review.ceremony import root, seal
 
 

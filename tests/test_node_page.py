@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from memory.decay import let_go
 from memory.models import Node
+from memory.sleep.decay import let_go
 from review.ceremony import root, seal
 
 

@@ -6,7 +6,7 @@ import re
 
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 
-from memory.openapi import SPEC
+from agents.openapi import SPEC
 
 PREFIX = "/api/v1"
 
@@ -38,7 +38,7 @@ def test_every_api_route_is_described():
 def test_every_described_path_resolves_to_an_api_view():
     for path in SPEC["paths"]:
         match = resolve(PREFIX + path.replace("{node_id}", "7"))
-        assert match.func.__module__ == "memory.api", path
+        assert match.func.__module__ == "agents.views", path
 
 
 def test_every_operation_declares_its_responses():

@@ -4,12 +4,12 @@ import pytest
 from django.db import IntegrityError, connection
 from django.utils import timezone
 
-from memory.consolidate import consolidate
-from memory.crosslink import crosslink
-from memory.decay import decay, let_go
 from memory.errors import Conflict
 from memory.models import Event, Node
-from memory.promote import promote, promotion_threshold
+from memory.sleep.consolidate import consolidate
+from memory.sleep.crosslink import crosslink
+from memory.sleep.decay import decay, let_go
+from memory.sleep.promote import promote, promotion_threshold
 from tests.test_crosslink import place
 
 

@@ -233,7 +233,7 @@ def test_every_post_without_a_csrf_token_is_refused(proposed, counts, url):
 @pytest.fixture
 def lonely(make_note):
     """A note the gate selects now: 20 days old, never read, its only neighbour decayed."""
-    from memory.decay import let_go
+    from memory.sleep.decay import let_go
 
     node = make_note("An old thought nobody read.", days_old=20)
     let_go(node.out_edges.get().to_node_id, actor="owner")  # its origin, the root note

@@ -26,7 +26,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory import audit
-from memory.crosslink import ACTOR
 from memory.embed import from_blob, get_embedder
 from memory.models import (
     OCCURRENCE_KINDS,
@@ -38,6 +37,7 @@ from memory.models import (
     Trust,
     Vector,
 )
+from memory.sleep.crosslink import ACTOR
 from memory.trust import trust_map
 
 MIN_COSINE = settings.GROVE_CONSOLIDATE_MIN_COSINE

@@ -27,14 +27,14 @@ from django.utils import timezone
 
 from memory import audit
 from memory.errors import Conflict, NotFound
-from memory.models import DecayReason, EventKind, Node, Trust
-from memory.trust import AUTHORITY_KINDS, trust_map
+from memory.models import CEREMONY_EVENT_KINDS, DecayReason, EventKind, Node, Trust
+from memory.trust import trust_map
 
 PROTECTED_TRUST = frozenset({Trust.GROUND, Trust.PROPOSED, Trust.SEALED})
 BATCH = 500
 PAGE = 5000  # rows per query when the caller wants them all
 ACTOR = "sleep"
-_AUTHORITY = ", ".join(f"'{k.value}'" for k in AUTHORITY_KINDS)
+_AUTHORITY = ", ".join(f"'{k.value}'" for k in CEREMONY_EVENT_KINDS)
 
 # Each WHERE fragment reads the row as `memory_node` so one text serves SELECT and UPDATE.
 _BASE = """memory_node.decayed_at IS NULL AND memory_node.permanent = 0

@@ -30,14 +30,14 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from memory.consolidate import consolidate
-from memory.crosslink import crosslink
-from memory.decay import decay
 from memory.embed import embed_missing, get_embedder
 from memory.errors import Conflict, Invalid
 from memory.integrity import run_checks
 from memory.models import Node, SleepRun, SleepStatus
-from memory.promote import promote
+from memory.sleep.consolidate import consolidate
+from memory.sleep.crosslink import crosslink
+from memory.sleep.decay import decay
+from memory.sleep.promote import promote
 
 STEPS = ("embed", "crosslink", "consolidate", "promote", "decay", "integrity")
 STALE_SECONDS = settings.GROVE_SLEEP_STALE_SECONDS

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from agents.mcp_server import build_server
 from memory.errors import GroveError
-from memory.mcp_server import build_server
 from memory.tokens import active_token
 
 

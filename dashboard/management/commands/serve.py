@@ -22,9 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true")
 
     def handle(self, *args, port: int, no_worker: bool, **options) -> None:
+        from django.core.wsgi import get_wsgi_application
         from waitress import serve
 
-        from grove.wsgi import application
+        # Settings are already loaded by manage.py: the project's WSGI app without importing it.
+        application = get_wsgi_application()
 
         worker = None
         if not no_worker:

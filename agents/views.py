@@ -1,0 +1,163 @@
+"""The agents' door over HTTP: JSON views under /api/v1/ for the operations in
+agents/operations.py. Every refusal is {"error": {code, message}} with a 4xx status."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from agents.openapi import SPEC
+from agents.operations import (
+    authority,
+    check_fields,
+    commit_turn,
+    context,
+    propose,
+    read_node,
+    recall_packets,
+    remember,
+    walk,
+)
+from memory.errors import Forbidden, GroveError, Invalid, TooLarge
+from memory.models import ApiToken
+from memory.tokens import authenticate
+
+
+def error_response(status: int, code: str, message: str) -> JsonResponse:
+    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any]:
+    """The request's JSON object. Refuses (TooLarge) bodies over GROVE_MAX_REQUEST_BYTES by the
+    declared Content-Length before reading and by the actual length after; (Invalid) anything
+    that is not a JSON object."""
+    limit = settings.GROVE_MAX_REQUEST_BYTES
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    try:
+        declared_bytes = int(declared)
+    except ValueError:
+        raise Invalid("Content-Length is not a number", code="bad_request") from None
+    too_large = TooLarge(f"request body over {limit} bytes", code="request_too_large")
+    if declared_bytes > limit:
+        raise too_large
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise too_large from None
+    if len(raw) > limit:
+        raise too_large
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Invalid(f"malformed JSON: {exc}", code="malformed_json") from None
+    if not isinstance(data, dict):
+        raise Invalid("the request body must be a JSON object", code="malformed_json")
+    return data
+
+
+def agent_endpoint(*methods: str):
+    """An API view: bearer-authenticated (so CSRF-exempt and outside the login middleware),
+    method-checked, JSON in (POST) and out, every refusal as {"error": {code, message}}."""
+
+    def wrap(view: Callable[..., tuple[int, dict[str, Any]]]):
+        @csrf_exempt
+        @login_not_required
+        @wraps(view)
+        def endpoint(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+            if request.method not in methods:
+                response = error_response(
+                    405, "method_not_allowed", f"use {' or '.join(methods)} here"
+                )
+                response["Allow"] = ", ".join(methods)
+                return response
+            try:
+                token = authenticate(request.headers.get("Authorization"))
+                data = _json_body(request) if request.method == "POST" else request.GET.dict()
+                status, payload = view(request, token, data, *args, **kwargs)
+            except GroveError as exc:
+                return error_response(exc.status, exc.code, exc.message)
+            return JsonResponse(payload, status=status)
+
+        return endpoint
+
+    return wrap
+
+
+@agent_endpoint("POST")
+def nodes(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    return remember(token, data)
+
+
+@agent_endpoint("GET")
+def node(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return 200, read_node(token, node_id, as_of=data.get("as_of"))
+
+
+@agent_endpoint("GET")
+def node_authority(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return 200, authority(token, node_id, as_of=data.get("as_of"))
+
+
+@agent_endpoint("POST")
+def node_propose(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return 200, propose(token, node_id, data)
+
+
+@agent_endpoint("POST")
+def owner_only(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str):
+    raise Forbidden(
+        f"{act} is an act of the owner, on the dashboard; agents may only propose",
+        code="owner_only",
+    )
+
+
+@agent_endpoint("POST")
+def turns(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    return commit_turn(token, data)
+
+
+@agent_endpoint("GET")
+def recall_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    domains = request.GET.getlist("domain")
+    return 200, recall_packets(
+        token,
+        q=data.get("q"),
+        scope=data.get("scope"),
+        domain=",".join(domains) if domains else None,
+        limit=data.get("limit"),
+        as_of=data.get("as_of"),
+    )
+
+
+@agent_endpoint("GET", "POST")
+def context_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    check_fields(
+        data,
+        allowed=frozenset({"q", "budget", "scope", "domain", "limit", "as_of"}),
+        required=("q",),
+    )
+    return 200, context(token, **data)
+
+
+@agent_endpoint("POST")
+def walk_view(request: HttpRequest, token: ApiToken, data: dict[str, Any], action: str):
+    return 200, walk(token, action, data)
+
+
+@csrf_exempt
+@login_not_required
+def openapi_json(request: HttpRequest) -> JsonResponse:
+    """The OpenAPI description of this API; public (it describes, it holds nothing)."""
+    if request.method != "GET":
+        return error_response(405, "method_not_allowed", "use GET here")
+    return JsonResponse(SPEC)

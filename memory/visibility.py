@@ -1,0 +1,181 @@
+"""Visibility: the one place that decides what a caller may see (DESIGN.md, Recall and read).
+
+A caller names its domains (None: every domain, the owner), a scope (home, wild or both) and an
+instant (as_of; None: now). From these:
+- a node outside the domains, or outside the scope, does not exist for the caller;
+- liveness is judged now from the decayed flag, or as of T from the latest lifecycle event;
+- sealed and rejected words are never shown, now or as of any past instant, and a node sealed now
+  stays hidden from every past view; superseded nodes only where the caller asks for them.
+recall, read, walk, authority, the graph, the agents' door and the dashboard all ask here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+
+from memory.clocks import parse_instant
+from memory.errors import Invalid, NotFound
+from memory.models import CEREMONY_EVENT_KINDS, EventKind, Node, Trust
+from memory.trust import trust_map
+
+SCOPES = ("home", "wild", "both")
+LIFECYCLE_KINDS = (EventKind.DECAYED, EventKind.RESTORED, EventKind.REVIVED)
+# Trust states whose words are never shown: sealed hides everything, rejected is a tombstone.
+HIDDEN_TRUST = frozenset({Trust.SEALED.value, Trust.REJECTED.value})
+# Ids beyond SQLite's integer range cannot name a node (and would overflow the driver).
+MAX_ID = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """What a caller may see: None domains means every domain; as_of None means now."""
+
+    domains: tuple[str, ...] | None
+    scope: str
+    as_of: datetime | None
+
+    @classmethod
+    def of(cls, *, domains: Iterable[str] | None, scope: str, as_of: Any) -> Visibility:
+        if scope not in SCOPES:
+            raise Invalid(
+                f"unknown scope {scope!r}; expected one of: {', '.join(SCOPES)}", code="bad_scope"
+            )
+        if domains is not None:
+            if isinstance(domains, str):
+                domains = [domains]
+            domains = tuple(dict.fromkeys(str(d) for d in domains))
+        return cls(domains=domains, scope=scope, as_of=parse_instant(as_of, field="as_of"))
+
+    def sql(self, alias: str = "n") -> tuple[str, list[Any]]:
+        """WHERE clauses (joined by AND) for the immutable columns plus liveness now."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.domains is not None:
+            if not self.domains:
+                clauses.append("0")
+            else:
+                clauses.append(f"{alias}.domain IN ({','.join(['%s'] * len(self.domains))})")
+                params.extend(self.domains)
+        if self.scope != "both":
+            clauses.append(f"{alias}.jurisdiction = %s")
+            params.append(self.scope)
+        if self.as_of is None:
+            clauses.append(f"{alias}.decayed_at IS NULL")
+        else:
+            clauses.append(f"{alias}.created_at <= %s")
+            params.append(db_time(self.as_of))
+        return " AND ".join(clauses) or "1", params
+
+
+def db_time(value: datetime) -> str:
+    # Django's SQLite backend stores aware datetimes as naive UTC text; compare like with like.
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+
+
+def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
+    """Which of these nodes were live at `as_of` (now when None).
+
+    As of T: the latest decayed/restored/revived event with Event.at <= T decides; with no such
+    event, a node was live unless its decayed_at flag is set and not after T (a decay recorded
+    without an event, as raw fixtures may do)."""
+    ids = list(dict.fromkeys(node_ids))
+    if not ids:
+        return set()
+    flags: dict[int, Any] = {}
+    states: dict[int, str] = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            marks = ",".join(["%s"] * len(chunk))
+            cursor.execute(f"SELECT id, decayed_at FROM memory_node WHERE id IN ({marks})", chunk)
+            flags.update(cursor.fetchall())
+            if as_of is None:
+                continue
+            kinds = [k.value for k in LIFECYCLE_KINDS]
+            cursor.execute(
+                f"SELECT node_id, kind FROM memory_event WHERE node_id IN ({marks}) "
+                f"AND kind IN ({','.join(['%s'] * len(kinds))}) AND at <= %s ORDER BY at, id",
+                [*chunk, *kinds, db_time(as_of)],
+            )
+            for node_id, kind in cursor.fetchall():
+                states[node_id] = kind
+    if as_of is None:
+        return {node_id for node_id, decayed in flags.items() if decayed is None}
+    cutoff = db_time(as_of)
+    live = set()
+    for node_id, decayed in flags.items():
+        if node_id in states:
+            if states[node_id] != EventKind.DECAYED:
+                live.add(node_id)
+        elif decayed is None or str(decayed)[:26] > cutoff[:26]:
+            live.add(node_id)
+    return live
+
+
+def _with_authority_events(ids: list[int]) -> list[int]:
+    kinds = [k.value for k in CEREMONY_EVENT_KINDS]
+    found: list[int] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            cursor.execute(
+                f"SELECT DISTINCT node_id FROM memory_event WHERE node_id IN "
+                f"({','.join(['%s'] * len(chunk))}) AND kind IN ({','.join(['%s'] * len(kinds))})",
+                [*chunk, *kinds],
+            )
+            found += [row[0] for row in cursor.fetchall()]
+    return found
+
+
+def lawful_trust(
+    node_ids: Iterable[int], *, as_of: datetime | None, include_superseded: bool
+) -> dict[int, str]:
+    """Trust (as of `as_of`) of the nodes a reader may be shown: never sealed or rejected, and
+    never a node sealed now (a seal hides it from every read, past views included)."""
+    ids = list(dict.fromkeys(node_ids))
+    # Most nodes were never reviewed: one indexed probe finds the few with authority events,
+    # and only those pay for trust_map's derivation.
+    judged = _with_authority_events(ids)
+    trusts = dict.fromkeys(ids, Trust.UNREVIEWED.value)
+    trusts.update(trust_map(judged, as_of=as_of))
+    if as_of is not None:
+        now = dict.fromkeys(ids, Trust.UNREVIEWED.value)
+        now.update(trust_map(judged))
+        trusts = {i: t for i, t in trusts.items() if now[i] != Trust.SEALED.value}
+    hidden = HIDDEN_TRUST if include_superseded else HIDDEN_TRUST | {Trust.SUPERSEDED.value}
+    return {i: t for i, t in trusts.items() if t not in hidden}
+
+
+def node_in_domains(node_id: Any, *, domains: Iterable[str] | None = None) -> Node:
+    """The node if it exists within `domains` (all when None); else NotFound, the same answer
+    for a missing id and for one outside the caller's domains."""
+    try:
+        pk = int(node_id)
+    except (TypeError, ValueError, OverflowError):
+        raise NotFound(f"node {node_id!r} not found") from None
+    if not 0 < pk <= MAX_ID:
+        raise NotFound(f"node {node_id!r} not found")
+    qs = Node.objects.filter(pk=pk)
+    if domains is not None:
+        qs = qs.filter(domain__in=list(domains))
+    node = qs.first()
+    if node is None:
+        raise NotFound(f"node {node_id} not found")
+    return node
+
+
+def visible_ids(ids: Iterable[int], *, domains: Iterable[str] | None) -> set[int]:
+    """Which of these nodes exist for a caller of `domains`: in scope, neither sealed nor
+    rejected (decayed ones included: the write path may revive them)."""
+    wanted = {pk for pk in ids if 0 < pk <= MAX_ID}
+    qs = Node.objects.filter(pk__in=wanted)
+    if domains is not None:
+        qs = qs.filter(domain__in=list(domains))
+    in_scope = set(qs.values_list("pk", flat=True))
+    trust = trust_map(in_scope)
+    return {pk for pk in in_scope if trust[pk] not in HIDDEN_TRUST}

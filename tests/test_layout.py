@@ -1,0 +1,77 @@
+"""The house rules of the layout (DESIGN.md, Layout), checked on every import of every module:
+memory depends on nothing of ours; review only on memory; agents and dashboard on memory and
+review; nothing depends on agents or dashboard. Ceremony events are written only by the acts."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ("memory", "review", "agents", "dashboard")
+ALLOWED = {
+    "memory": {"memory"},
+    "review": {"memory", "review"},
+    "agents": {"memory", "review", "agents"},
+    "dashboard": {"memory", "review", "dashboard"},
+}
+ACT_WRITERS = {"review/ceremony.py"}
+
+
+def _imports(source: str) -> list[tuple[str, list[str]]]:
+    """(module, names) for every import in the source, function-level ones included."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module, [alias.name for alias in node.names]))
+    return found
+
+
+def arrows_against_the_rule(root: Path = ROOT) -> list[str]:
+    wrong = []
+    for app in APPS:
+        for path in sorted((root / app).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            for module, names in _imports(path.read_text()):
+                top = module.split(".")[0]
+                if top in ("grove", *APPS) and top not in ALLOWED[app]:
+                    wrong.append(f"{rel} imports {module}")
+                if module == "memory.audit" and "record_act" in names and rel not in ACT_WRITERS:
+                    wrong.append(f"{rel} imports audit.record_act")
+                if module == "memory" and "audit" in names and rel not in ACT_WRITERS:
+                    if "record_act" in path.read_text():
+                        wrong.append(f"{rel} calls audit.record_act")
+    return wrong
+
+
+def test_every_import_follows_the_layout():
+    assert arrows_against_the_rule() == []
+
+
+def test_an_arrow_against_the_rule_is_caught(tmp_path):
+    for app in APPS:
+        (tmp_path / app).mkdir()
+    (tmp_path / "memory" / "bad.py").write_text("from review.ceremony import root\n")
+    (tmp_path / "review" / "worse.py").write_text("def f():\n    import dashboard.views\n")
+    (tmp_path / "agents" / "sneaky.py").write_text("from memory.audit import record_act\n")
+    (tmp_path / "dashboard" / "fine.py").write_text("from review import ceremony\n")
+    assert arrows_against_the_rule(tmp_path) == [
+        "memory/bad.py imports review.ceremony",
+        "review/worse.py imports dashboard.views",
+        "agents/sneaky.py imports audit.record_act",
+    ]
+
+
+def test_nothing_but_the_acts_writes_a_ceremony_event(db):
+    import pytest
+    from django.db import transaction
+
+    from memory import audit
+    from memory.models import EventKind
+
+    with pytest.raises(PermissionError), transaction.atomic():
+        audit.record(EventKind.ROOTED, node=None, actor="someone")
+    with pytest.raises(ValueError), transaction.atomic():
+        audit.record_act(EventKind.DECAYED, node=1, actor="someone")
