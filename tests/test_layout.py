@@ -40,9 +40,9 @@ def arrows_against_the_rule(root: Path = ROOT) -> list[str]:
                     wrong.append(f"{rel} imports {module}")
                 if module == "memory.audit" and "record_act" in names and rel not in ACT_WRITERS:
                     wrong.append(f"{rel} imports audit.record_act")
-                if module == "memory" and "audit" in names and rel not in ACT_WRITERS:
-                    if "record_act" in path.read_text():
-                        wrong.append(f"{rel} calls audit.record_act")
+                calls = module == "memory" and "audit" in names and "record_act" in path.read_text()
+                if calls and rel not in ACT_WRITERS:
+                    wrong.append(f"{rel} calls audit.record_act")
     return wrong
 
 
