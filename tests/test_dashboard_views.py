@@ -296,3 +296,10 @@ def test_gets_only_where_pages_only_read(owner_client, db):
     assert owner_client.post("/search/").status_code == 405
     assert owner_client.post("/audit/").status_code == 405
     assert owner_client.get("/sleep/run/").status_code == 405
+
+
+def test_the_nav_links_every_page_and_marks_the_current_one(owner_client, db):
+    body = owner_client.get("/audit/").content.decode()
+    assert '<a href="/audit/" aria-current="page">Audit log</a>' in body
+    for href in ("/", "/search/", "/review/", "/review/decays/", "/sleep/", "/tokens/"):
+        assert f'<a href="{href}">' in body
