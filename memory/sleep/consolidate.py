@@ -175,6 +175,8 @@ def _merge(keeper: int, losers: list[int]) -> list[int]:
         if not Node.objects.filter(pk=keeper, decayed_at__isnull=True).exists():
             return []
         marks = ",".join(["%s"] * len(losers))
+        # Raw: UPDATE ... RETURNING re-checks and claims the losers in one statement under the
+        # write lock; the ORM's update() cannot say which rows it changed.
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""UPDATE memory_node SET decayed_at = %s
