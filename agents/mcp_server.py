@@ -125,13 +125,13 @@ def build_server(*, token_name: str) -> MCPServer:
     ) -> dict[str, Any]:
         """Walk the graph. open(node_id) -> ticket; around(ticket) -> neighbours with routes;
         step(ticket, direction in/out/next/prev, target) -> new ticket; read(ticket) -> body."""
-        fields: dict[str, Any] = {
+        by_action: dict[str, dict[str, Any]] = {
             "open": {"node_id": node_id},
             "around": {"ticket": ticket},
             "read": {"ticket": ticket},
             "step": {"ticket": ticket, "direction": direction, "target": target},
-        }[action]
-        return _run(token_name, lambda token: api.walk(token, action, fields))
+        }
+        return _run(token_name, lambda token: api.walk(token, action, by_action[action]))
 
     @server.tool()
     def propose(node_id: int, reason: str = "") -> dict[str, Any]:

@@ -107,7 +107,7 @@ def _check_origins(token: ApiToken, origins: Any) -> None:
     for origin in origins:
         if isinstance(origin, Mapping):
             try:
-                ids.add(int(origin.get("id")))
+                ids.add(int(origin.get("id", "")))
             except (TypeError, ValueError):
                 continue
     if missing := sorted(ids - _visible_ids(token, ids)):

@@ -71,12 +71,12 @@ def load_demo(*, now: datetime | None = None) -> int:
             referent_time=(now - timedelta(days=50)).isoformat(),
         ).node
         written += 1
-        previous = None
+        said: list[Node] = []
         for i, (speaker, text) in enumerate(TURNS):
             origins = [{"id": chat.pk, "relation": "derived_from"}]
-            if previous:
-                origins.append({"id": previous.pk, "relation": "responds_to"})
-            previous = write_node(
+            if said:
+                origins.append({"id": said[-1].pk, "relation": "responds_to"})
+            node = write_node(
                 body=text,
                 kind="utterance",
                 jurisdiction="wild",
@@ -86,13 +86,14 @@ def load_demo(*, now: datetime | None = None) -> int:
                 created_at=days_ago(45),
                 referent_time=(now - timedelta(days=50, minutes=-i)).isoformat(),
             ).node
+            said.append(node)
             written += 1
         inference = write_node(
             body="The boiler's expansion vessel needs recharging before winter.",
             kind="inference",
             jurisdiction="home",
             signature="agent:assistant",
-            origins=[{"id": previous.pk, "relation": "derived_from"}],
+            origins=[{"id": said[-1].pk, "relation": "derived_from"}],
             created_at=days_ago(44),
         ).node
         written += 1

@@ -92,7 +92,8 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     context.update(
         trust=trust,
         live=live,
-        permanent=node.permanent and (as_of is None or node.permanent_at <= as_of),
+        permanent=node.permanent
+        and (as_of is None or (node.permanent_at is not None and node.permanent_at <= as_of)),
         counted=counted,
         events=list(events[:500]),
         later_events=later,

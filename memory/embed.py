@@ -92,7 +92,7 @@ def to_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
-def from_blob(blob: bytes, dim: int) -> np.ndarray:
+def from_blob(blob: bytes | memoryview, dim: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4", count=dim)
 
 

@@ -174,8 +174,8 @@ def vectors_nan_or_zero() -> list[str]:
         last = rows[-1][0]
         for dim in {r[2] for r in rows}:
             same = [r for r in rows if r[2] == dim]
-            matrix = np.frombuffer(b"".join(bytes(r[3]) for r in same), dtype="<f4")
-            matrix = matrix.reshape(len(same), dim)
+            flat = np.frombuffer(b"".join(bytes(r[3]) for r in same), dtype="<f4")
+            matrix = flat.reshape(len(same), dim)
             finite = np.isfinite(matrix).all(axis=1)
             norms = np.linalg.norm(np.where(np.isfinite(matrix), matrix, 0), axis=1)
             for k in np.nonzero(~finite | (norms == 0))[0]:

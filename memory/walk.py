@@ -132,6 +132,7 @@ def _edge_routes(node_id: int, vis: Visibility) -> list[tuple[str, str, int]]:
 
 def _thread_siblings(node: Node, vis: Visibility) -> list[tuple[str, int]]:
     """Candidate prev/next ids (nearest first, a few each way), before lawfulness."""
+    thread_params: list[Any]
     if node.scroll_path:
         thread_sql, thread_params = "s.scroll_path = %s", [node.scroll_path]
     else:

@@ -227,6 +227,15 @@ def test_it_restores_by_htmx_and_swaps_the_row(owner_client, make_note):
     assert "live again" in body and "Restore" not in body
 
 
+def test_an_htmx_restore_naming_no_event_row_still_restores(owner_client, make_note):
+    node = _decayed(make_note, "Bring me back anyway.")
+    response = owner_client.post(
+        f"/node/{node.pk}/restore/", {"event": "row-7"}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 302  # no row to swap: back to the log, not a server error
+    assert Event.objects.filter(node=node, kind="restored").exists()
+
+
 def test_restoring_a_live_node_is_refused_with_a_message(owner_client, make_note):
     node = make_note("Never decayed.")
     response = owner_client.post(f"/node/{node.pk}/restore/", follow=True)
