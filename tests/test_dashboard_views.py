@@ -68,16 +68,9 @@ def test_it_links_into_queues_that_have_something_waiting(owner_client, make_not
     assert "1 proposed for rooting" in body
 
 
-def test_the_pending_decays_link_arrives_in_its_own_fragment(owner_client, make_note):
+def test_the_pending_decays_link_arrives_in_its_own_fragment(owner_client, request):
     assert 'id="queue-pending"' not in owner_client.get("/overview/waiting/").content.decode()
-    make_note(  # old, never read, no live neighbour
-        "Old and never read.",
-        days_old=40,
-        origins=[],
-        kind="import",
-        jurisdiction="wild",
-        source="old.md",
-    )
+    request.getfixturevalue("stale_note")
     body = owner_client.get("/overview/waiting/").content.decode()
     assert 'id="queue-pending"' in body and "1 pending decay" in body
     assert 'hx-get="/overview/waiting/"' in owner_client.get("/").content.decode()

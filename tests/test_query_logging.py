@@ -63,7 +63,7 @@ REDIRECTS = {"logout": "login"}
 
 
 @pytest.fixture
-def memory(make_note) -> dict[str, int]:
+def memory(make_note, stale_note) -> dict[str, int]:
     """One node in each state the pages branch on."""
     from memory.sleep.decay import let_go
     from review.ceremony import seal
@@ -77,20 +77,12 @@ def memory(make_note) -> dict[str, int]:
     seal(sealed.pk, owner="owner")
     decayed = make_note("A forgotten quokka.", days_old=30)
     let_go(decayed.pk, actor="owner")
-    stale = make_note(
-        "Old and never read.",
-        days_old=40,
-        origins=[],
-        kind="import",
-        jurisdiction="wild",
-        source="old.md",
-    )
     return {
         "ground": ground.pk,
         "superseded": old.pk,
         "sealed": sealed.pk,
         "decayed": decayed.pk,
-        "stale": stale.pk,
+        "stale": stale_note.pk,
         "decayed_event": Event.objects.get(node=decayed, kind="decayed").pk,
     }
 
