@@ -222,37 +222,38 @@ def supersede(
             # must survive, so this transaction commits (it wrote nothing else) before raising.
             refusal = exc
         if refusal is None:
-            new = result.node
-            if new.pk == old.pk:
-                raise Conflict("the new text is the old text: nothing to supersede", code="same")
-            new_trust = trust_of(new.pk)
-            if new_trust != Trust.GROUND:
-                _check(can_root(new, new_trust))
-                _record(
-                    EventKind.ROOTED,
-                    node=new,
-                    actor=owner,
-                    related_node=old,
-                    detail={
-                        "body_hash": new.body_hash,
-                        "adopting_words": words,
-                        "supersedes": old.pk,
-                    },
-                )
-            _record(
-                EventKind.SUPERSEDED,
-                node=old,
-                actor=owner,
-                related_node=new,
-                detail={
-                    "body_hash": old.body_hash,
-                    "new_body_hash": new.body_hash,
-                    "adopting_words": words,
-                },
-            )
+            _replace(old, result.node, owner=owner, words=words)
     if refusal is not None:
         raise refusal
-    return new
+    return result.node
+
+
+def _replace(old: Node, new: Node, *, owner: str, words: str) -> None:
+    """supersede's events, inside its transaction: the new node rooted (unless it already is
+    ground) with the same adopting words, then the old one superseded by it."""
+    if new.pk == old.pk:
+        raise Conflict("the new text is the old text: nothing to supersede", code="same")
+    new_trust = trust_of(new.pk)
+    if new_trust != Trust.GROUND:
+        _check(can_root(new, new_trust))
+        _record(
+            EventKind.ROOTED,
+            node=new,
+            actor=owner,
+            related_node=old,
+            detail={"body_hash": new.body_hash, "adopting_words": words, "supersedes": old.pk},
+        )
+    _record(
+        EventKind.SUPERSEDED,
+        node=old,
+        actor=owner,
+        related_node=new,
+        detail={
+            "body_hash": old.body_hash,
+            "new_body_hash": new.body_hash,
+            "adopting_words": words,
+        },
+    )
 
 
 def seal(node_id: int, *, owner: str, reason: str = ""):
