@@ -43,6 +43,13 @@ def _run(name: str, operation: Callable[[ApiToken], Any]) -> Any:
 def build_server(*, token_name: str) -> MCPServer:
     """An MCP server whose tools act as the named token (scope, read-only, actor)."""
     server = MCPServer(name="grove", instructions=INSTRUCTIONS)
+    _add_write_tools(server, token_name)
+    _add_read_tools(server, token_name)
+    return server
+
+
+def _add_write_tools(server: MCPServer, token_name: str) -> None:
+    """remember, commit_turn and propose: refused for a read-only token."""
 
     @server.tool()
     def remember(
@@ -83,6 +90,15 @@ def build_server(*, token_name: str) -> MCPServer:
             "domain": domain,
         }
         return _run(token_name, lambda token: api.commit_turn(token, data)[1])
+
+    @server.tool()
+    def propose(node_id: int, reason: str = "") -> dict[str, Any]:
+        """Ask the owner to root (adopt as ground) a node. Only the owner decides."""
+        return _run(token_name, lambda token: api.propose(token, node_id, {"reason": reason}))
+
+
+def _add_read_tools(server: MCPServer, token_name: str) -> None:
+    """recall, read, context and walk (read and context count as reads)."""
 
     @server.tool()
     def recall(
@@ -132,10 +148,3 @@ def build_server(*, token_name: str) -> MCPServer:
             "step": {"ticket": ticket, "direction": direction, "target": target},
         }
         return _run(token_name, lambda token: api.walk(token, action, by_action[action]))
-
-    @server.tool()
-    def propose(node_id: int, reason: str = "") -> dict[str, Any]:
-        """Ask the owner to root (adopt as ground) a node. Only the owner decides."""
-        return _run(token_name, lambda token: api.propose(token, node_id, {"reason": reason}))
-
-    return server
