@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from django.db import connection
+
 from memory.clocks import parse_instant
 from memory.errors import Invalid, NotFound
-from memory.models import CEREMONY_EVENT_KINDS, Event, EventKind, Node, Trust
+from memory.models import CEREMONY_EVENT_KINDS, EventKind, Node, Trust
 from memory.trust import trust_map
 
 SCOPES = ("home", "wild", "both")
@@ -84,35 +86,52 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
     ids = list(dict.fromkeys(node_ids))
     if not ids:
         return set()
-    flags: dict[int, datetime | None] = {}
+    flags: dict[int, Any] = {}
     states: dict[int, str] = {}
-    for start in range(0, len(ids), 900):
-        chunk = ids[start : start + 900]
-        flags.update(Node.objects.filter(pk__in=chunk).values_list("id", "decayed_at"))
-        if as_of is None:
-            continue
-        events = Event.objects.filter(node_id__in=chunk, kind__in=LIFECYCLE_KINDS, at__lte=as_of)
-        for node_id, kind in events.order_by("at", "id").values_list("node_id", "kind"):
-            states[node_id] = kind
+    # Raw: on every recall, read and walk; the ORM's version measured 4x (now) to 9x (as of)
+    # slower here. The raw cursor returns stored UTC text, compared as text with db_time below.
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            marks = ",".join(["%s"] * len(chunk))
+            cursor.execute(f"SELECT id, decayed_at FROM memory_node WHERE id IN ({marks})", chunk)
+            flags.update(cursor.fetchall())
+            if as_of is None:
+                continue
+            kinds = [k.value for k in LIFECYCLE_KINDS]
+            cursor.execute(
+                f"SELECT node_id, kind FROM memory_event WHERE node_id IN ({marks}) "
+                f"AND kind IN ({','.join(['%s'] * len(kinds))}) AND at <= %s ORDER BY at, id",
+                [*chunk, *kinds, db_time(as_of)],
+            )
+            for node_id, kind in cursor.fetchall():
+                states[node_id] = kind
     if as_of is None:
         return {node_id for node_id, decayed in flags.items() if decayed is None}
+    cutoff = db_time(as_of)
     live = set()
     for node_id, decayed in flags.items():
         if node_id in states:
             if states[node_id] != EventKind.DECAYED:
                 live.add(node_id)
-        elif decayed is None or decayed > as_of:
+        elif decayed is None or str(decayed)[:26] > cutoff[:26]:
             live.add(node_id)
     return live
 
 
 def _with_authority_events(ids: list[int]) -> list[int]:
+    kinds = [k.value for k in CEREMONY_EVENT_KINDS]
     found: list[int] = []
-    for start in range(0, len(ids), 900):
-        events = Event.objects.filter(
-            node_id__in=ids[start : start + 900], kind__in=CEREMONY_EVENT_KINDS
-        )
-        found += events.values_list("node_id", flat=True).distinct().order_by()
+    # Raw: on every recall's lawful_trust; the ORM's version measured 10x slower here.
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), 900):
+            chunk = ids[start : start + 900]
+            cursor.execute(
+                f"SELECT DISTINCT node_id FROM memory_event WHERE node_id IN "
+                f"({','.join(['%s'] * len(chunk))}) AND kind IN ({','.join(['%s'] * len(kinds))})",
+                [*chunk, *kinds],
+            )
+            found += [row[0] for row in cursor.fetchall()]
     return found
 
 
