@@ -17,7 +17,7 @@ help:
 	@echo "make run    set up, migrate, load the demo memory if empty, serve on 127.0.0.1:8000 with the worker"
 	@echo "make test   set up (Chromium included) and run the whole test suite"
 	@echo "make bench  run the benchmarks and write docs/benchmarks.md"
-	@echo "make lint   ruff check + format check"
+	@echo "make lint   ruff check + format check + mypy"
 
 check-python:
 	@test -n "$(PYTHON)" || { echo "Grove needs Python >= 3.12 (python3.13 or python3.12 on PATH, or PYTHON=/path/to/python)."; exit 1; }
@@ -58,6 +58,7 @@ bench: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy memory/ review/ agents/ dashboard/
 
 format: setup
 	$(VENV)/bin/ruff format .

@@ -43,6 +43,13 @@ def _run(name: str, operation: Callable[[ApiToken], Any]) -> Any:
 def build_server(*, token_name: str) -> MCPServer:
     """An MCP server whose tools act as the named token (scope, read-only, actor)."""
     server = MCPServer(name="grove", instructions=INSTRUCTIONS)
+    _add_write_tools(server, token_name)
+    _add_read_tools(server, token_name)
+    return server
+
+
+def _add_write_tools(server: MCPServer, token_name: str) -> None:
+    """remember, commit_turn and propose: refused for a read-only token."""
 
     @server.tool()
     def remember(
@@ -85,6 +92,15 @@ def build_server(*, token_name: str) -> MCPServer:
         return _run(token_name, lambda token: api.commit_turn(token, data)[1])
 
     @server.tool()
+    def propose(node_id: int, reason: str = "") -> dict[str, Any]:
+        """Ask the owner to root (adopt as ground) a node. Only the owner decides."""
+        return _run(token_name, lambda token: api.propose(token, node_id, {"reason": reason}))
+
+
+def _add_read_tools(server: MCPServer, token_name: str) -> None:
+    """recall, read, context and walk (read and context count as reads)."""
+
+    @server.tool()
     def recall(
         query: str,
         scope: Literal["home", "wild", "both"] = "home",
@@ -125,17 +141,10 @@ def build_server(*, token_name: str) -> MCPServer:
     ) -> dict[str, Any]:
         """Walk the graph. open(node_id) -> ticket; around(ticket) -> neighbours with routes;
         step(ticket, direction in/out/next/prev, target) -> new ticket; read(ticket) -> body."""
-        fields: dict[str, Any] = {
+        by_action: dict[str, dict[str, Any]] = {
             "open": {"node_id": node_id},
             "around": {"ticket": ticket},
             "read": {"ticket": ticket},
             "step": {"ticket": ticket, "direction": direction, "target": target},
-        }[action]
-        return _run(token_name, lambda token: api.walk(token, action, fields))
-
-    @server.tool()
-    def propose(node_id: int, reason: str = "") -> dict[str, Any]:
-        """Ask the owner to root (adopt as ground) a node. Only the owner decides."""
-        return _run(token_name, lambda token: api.propose(token, node_id, {"reason": reason}))
-
-    return server
+        }
+        return _run(token_name, lambda token: api.walk(token, action, by_action[action]))

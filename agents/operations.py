@@ -14,14 +14,13 @@ Nothing partial is stored on any refusal: validation precedes the write path, wh
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from django.db.models.functions import Length
 
+from agents import params
 from memory import walk as walks
 from memory.authority import authority_report
-from memory.clocks import parse_instant
 from memory.errors import Forbidden, Invalid, NotFound
 from memory.models import ApiToken, Node
 from memory.read import read
@@ -29,7 +28,7 @@ from memory.recall import recall
 from memory.scroll import commit_turn as scroll_commit
 from memory.tokens import actor_of
 from memory.trust import trust_map
-from memory.visibility import MAX_ID, SCOPES, visible_ids
+from memory.visibility import MAX_ID, visible_ids
 from memory.write import WriteResult, write_node
 from review.ceremony import propose as ceremony_propose
 
@@ -107,67 +106,11 @@ def _check_origins(token: ApiToken, origins: Any) -> None:
     for origin in origins:
         if isinstance(origin, Mapping):
             try:
-                ids.add(int(origin.get("id")))
+                ids.add(int(origin.get("id", "")))
             except (TypeError, ValueError):
                 continue
     if missing := sorted(ids - _visible_ids(token, ids)):
         raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
-
-
-# --- payload helpers -----------------------------------------------------------------------
-
-
-def check_fields(
-    data: Mapping[str, Any], *, allowed: frozenset[str], required: tuple[str, ...]
-) -> None:
-    if unknown := sorted(set(data) - allowed):
-        raise Invalid(
-            f"unknown field(s): {', '.join(unknown)}; expected: {', '.join(sorted(allowed))}",
-            code="unknown_field",
-        )
-    if missing := [name for name in required if data.get(name) in (None, "")]:
-        raise Invalid(f"missing field(s): {', '.join(missing)}", code="missing_field")
-
-
-def _text(data: Mapping[str, Any], name: str) -> str:
-    value = data.get(name)
-    if not isinstance(value, str):
-        raise Invalid(f"{name} must be text", code="bad_field")
-    return value
-
-
-def _int(value: Any, *, name: str, low: int, high: int, default: int) -> int:
-    if value is None or value == "":
-        return default
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise Invalid(f"{name} must be an integer", code="bad_field") from None
-    if not low <= number <= high:
-        raise Invalid(f"{name} must be between {low} and {high}", code="bad_field")
-    return number
-
-
-def _scope(value: Any) -> str:
-    scope = value or "home"
-    if scope not in SCOPES:
-        raise Invalid(f"scope must be one of {', '.join(SCOPES)}", code="bad_scope")
-    return scope
-
-
-def _as_of(value: Any) -> datetime | None:
-    return parse_instant(value, field="as_of")
-
-
-def _domains_param(value: Any) -> list[str] | None:
-    """domain as a list, a comma-separated string, or absent."""
-    if value in (None, "", []):
-        return None
-    if isinstance(value, str):
-        value = value.split(",")
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise Invalid("domain must be a label or a list of labels", code="bad_domain")
-    return [v.strip() for v in value if v.strip()]
 
 
 def _written(result: WriteResult) -> tuple[int, dict[str, Any]]:
@@ -194,7 +137,7 @@ def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, A
     tombstoned content, TooLarge).
     """
     _require_writable(token)
-    check_fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
+    params.check_fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
     domain = _write_domain(token, data.get("domain"))
     _check_origins(token, data.get("origins"))
     metadata = data.get("metadata") or {}
@@ -223,13 +166,13 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
     non-text fields and naive referent times (Invalid).
     """
     _require_writable(token)
-    check_fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
+    params.check_fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
     domain = _write_domain(token, data.get("domain"))
     actor = actor_of(token)
     result = scroll_commit(
-        conversation=_text(data, "conversation"),
-        user=_text(data, "user"),
-        assistant=_text(data, "assistant"),
+        conversation=params.text(data, "conversation"),
+        user=params.text(data, "user"),
+        assistant=params.text(data, "assistant"),
         signature=data.get("signature") or actor,
         domain=domain,
         referent_time=data.get("referent_time"),
@@ -251,10 +194,10 @@ def recall_packets(
     count as reading. Refuses (Invalid) an empty query, a bad scope, limit or as_of."""
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
-    scope = _scope(scope)
-    limit = _int(limit, name="limit", low=1, high=MAX_RECALL_LIMIT, default=10)
-    when = _as_of(as_of)
-    domains = _read_domains(token, _domains_param(domain))
+    scope = params.scope(scope)
+    limit = params.integer(limit, name="limit", low=1, high=MAX_RECALL_LIMIT, default=10)
+    when = params.as_of(as_of)
+    domains = _read_domains(token, params.domains_param(domain))
     if not domains:
         # Never hand recall an empty list: it must not be mistaken for "every domain".
         return {"results": []}
@@ -272,7 +215,7 @@ def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
     actor = actor_of(token)
     # holder: a wild body the agent reads is cited by its next turn (custody of what it saw).
     return read(
-        node_id, domains=list(token.domains), actor=actor, as_of=_as_of(as_of), holder=actor
+        node_id, domains=list(token.domains), actor=actor, as_of=params.as_of(as_of), holder=actor
     )
 
 
@@ -280,14 +223,14 @@ def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
     """Who decided what about a node (its authority events and derived trust). Refuses
     (NotFound) nodes the token cannot see."""
     _visible_node(token, node_id)
-    return authority_report(node_id, domains=list(token.domains), as_of=_as_of(as_of))
+    return authority_report(node_id, domains=list(token.domains), as_of=params.as_of(as_of))
 
 
 def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
     """Propose a node for rooting (the owner decides). Refuses read-only tokens (Forbidden) and
     nodes the token cannot see (NotFound); the ceremony refuses the rest."""
     _require_writable(token)
-    check_fields(data, allowed=frozenset({"reason"}), required=())
+    params.check_fields(data, allowed=frozenset({"reason"}), required=())
     reason = data.get("reason") or ""
     if not isinstance(reason, str):
         raise Invalid("reason must be text", code="bad_field")
@@ -304,32 +247,37 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
     tickets and unseen nodes with its own errors."""
     holder = actor_of(token)
     if action == "open":
-        check_fields(data, allowed=frozenset({"node_id", "scope", "as_of"}), required=("node_id",))
-        node_id = _int(data.get("node_id"), name="node_id", low=1, high=MAX_ID, default=0)
+        params.check_fields(
+            data, allowed=frozenset({"node_id", "scope", "as_of"}), required=("node_id",)
+        )
+        node_id = params.integer(data.get("node_id"), name="node_id", low=1, high=MAX_ID, default=0)
         ticket = walks.open_walk(
             node_id,
             holder=holder,
             domains=list(token.domains),
-            as_of=_as_of(data.get("as_of")),
+            as_of=params.as_of(data.get("as_of")),
             scope=data.get("scope") or "both",
         )
         return {"ticket": ticket}
     if action == "step":
-        check_fields(
+        params.check_fields(
             data,
             allowed=frozenset({"ticket", "direction", "target"}),
             required=("ticket", "direction", "target"),
         )
-        target = _int(data.get("target"), name="target", low=1, high=MAX_ID, default=0)
+        target = params.integer(data.get("target"), name="target", low=1, high=MAX_ID, default=0)
         ticket = walks.step(
-            _text(data, "ticket"), holder=holder, direction=_text(data, "direction"), target=target
+            params.text(data, "ticket"),
+            holder=holder,
+            direction=params.text(data, "direction"),
+            target=target,
         )
         return {"ticket": ticket}
-    check_fields(data, allowed=frozenset({"ticket"}), required=("ticket",))
+    params.check_fields(data, allowed=frozenset({"ticket"}), required=("ticket",))
     if action == "around":
-        return walks.around(_text(data, "ticket"), holder=holder)
+        return walks.around(params.text(data, "ticket"), holder=holder)
     if action == "read":
-        return walks.read_ticket(_text(data, "ticket"), holder=holder)
+        return walks.read_ticket(params.text(data, "ticket"), holder=holder)
     raise Invalid(f"unknown walk action {action!r}", code="bad_action")
 
 
@@ -347,10 +295,10 @@ def context(
     bodies fit the remaining budget (approx tokens = chars / 4). Each body returned is a read
     and counts as an access; bodies that do not fit are skipped unread (their length is looked
     up, which is not reading). Refuses what recall refuses and a budget out of range."""
-    budget_tokens = _int(
+    budget_tokens = params.integer(
         budget, name="budget", low=1, high=MAX_CONTEXT_BUDGET, default=DEFAULT_CONTEXT_BUDGET
     )
-    limit = _int(limit, name="limit", low=1, high=MAX_RECALL_LIMIT, default=20)
+    limit = params.integer(limit, name="limit", low=1, high=MAX_RECALL_LIMIT, default=20)
     packets = recall_packets(token, q=q, scope=scope, domain=domain, limit=limit, as_of=as_of)[
         "results"
     ]

@@ -17,7 +17,6 @@ from django.views.decorators.csrf import csrf_exempt
 from agents.openapi import SPEC
 from agents.operations import (
     authority,
-    check_fields,
     commit_turn,
     context,
     propose,
@@ -26,6 +25,7 @@ from agents.operations import (
     remember,
     walk,
 )
+from agents.params import check_fields
 from memory.errors import Forbidden, GroveError, Invalid, TooLarge
 from memory.models import ApiToken
 from memory.tokens import authenticate

@@ -123,7 +123,8 @@ def run(sizes: list[int]) -> str:
         path = graph_copy(n, "pages")
         with use_database(path):
             ids = _prepare(n, rng)
-            client = Client()
+            # localhost: outside tests "testserver" is not an allowed host (grove/settings.py).
+            client = Client(HTTP_HOST="localhost")
             client.force_login(ensure_owner())
             words = [" ".join(rng.sample(vocab[:400], 2)) for _ in range(REPEATS + 3)]
             pages = _pages(rng, words, ids)

@@ -67,7 +67,7 @@ def _filtered(request: HtmxHttpRequest):
 
 
 @require_GET
-def audit_export_csv(request: HtmxHttpRequest) -> HttpResponse:
+def audit_export_csv(request: HtmxHttpRequest) -> HttpResponse | StreamingHttpResponse:
     events, error = _filtered(request)
     if events is None:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
@@ -77,7 +77,7 @@ def audit_export_csv(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @require_GET
-def audit_export_json(request: HtmxHttpRequest) -> HttpResponse:
+def audit_export_json(request: HtmxHttpRequest) -> HttpResponse | StreamingHttpResponse:
     events, error = _filtered(request)
     if events is None:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
@@ -96,7 +96,11 @@ def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     except GroveError as refused:
         error = refused.message
     if request.htmx:
-        event = Event.objects.filter(pk=request.POST.get("event")).select_related("node").first()
+        event_id = request.POST.get("event", "")
+        events = (
+            Event.objects.filter(pk=int(event_id)) if event_id.isdigit() else Event.objects.none()
+        )
+        event = events.select_related("node").first()
         if event is not None:
             back = request.POST.get("next", "")
             context = {"e": event, "row_error": error, **_row_context([event], here=back)}

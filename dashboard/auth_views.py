@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model, login, update_session_auth_hash
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import SetPasswordForm
+from django.contrib.auth.models import User
 from django.contrib.auth.tokens import default_token_generator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -31,8 +32,12 @@ def login_link(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     return render(request, "registration/login_link.html")
 
 
+class OwnerRequest(HttpRequest):
+    user: User  # LoginRequiredMiddleware lets only the signed-in owner this far
+
+
 @require_http_methods(["GET", "POST"])
-def set_password(request: HttpRequest) -> HttpResponse:
+def set_password(request: OwnerRequest) -> HttpResponse:
     form = SetPasswordForm(request.user, request.POST or None)
     if request.method == "POST" and form.is_valid():
         form.save()

@@ -30,115 +30,127 @@ TURNS = [
 ]
 
 
+CLIPPINGS = [
+    (40, "https://example.org/sourdough", "Sourdough starter: feed 1:1:1 every 12 hours."),
+    (21, "https://example.org/bikes", "Chain wax lasts about 300 km between coats."),
+    (10, "https://example.org/birds", "Robins sing at night near street lights."),
+]
+ASSISTANT = [
+    (
+        "What do I need before winter?",
+        "Recharge the boiler's expansion vessel and clear the downpipe filter.",
+    ),
+    ("Remind me which bed the tomatoes go in.", "The south bed, after the last frost."),
+]
+
+
 def load_demo(*, now: datetime | None = None) -> int:
     """Write the demo memory unless the database already holds nodes. Returns nodes written."""
     if Node.objects.exists():
         return 0
     now = now or timezone.now()
-    written = 0
-
-    def days_ago(days: float) -> datetime:
-        return now - timedelta(days=days)
-
     with transaction.atomic():
-        garden = write_node(
-            body=GARDEN,
-            kind="import",
-            jurisdiction="wild",
-            signature="importer",
-            source="notes/garden.md",
-            created_at=days_ago(90),
-        ).node
+        garden, written = _garden(now)
+        written += _boiler_chat(now)
+        written += _loose_ends(now, garden)
+    # A conversation with the owner's assistant: pairs on the scroll.
+    for user, assistant in ASSISTANT:
+        commit_turn(conversation="demo-assistant", user=user, assistant=assistant)
         written += 1
-        for line in GARDEN.splitlines()[1:]:
-            write_node(
-                body=line,
-                kind="note",
-                jurisdiction="home",
-                signature="owner",
-                origins=[{"id": garden.pk, "relation": "derived_from"}],
-                created_at=days_ago(89),
-            )
-            written += 1
+    return written
 
-        chat = write_node(
-            body="Chat with Ana about the boiler, October.",
-            kind="import",
-            jurisdiction="wild",
-            signature="importer",
-            source="chats/ana-boiler.json",
-            created_at=days_ago(45),
-            referent_time=(now - timedelta(days=50)).isoformat(),
+
+def _garden(now: datetime) -> tuple[Node, int]:
+    """An imported garden note, one home note per line, the tomato line rooted by the owner."""
+    garden = write_node(
+        body=GARDEN,
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
+        source="notes/garden.md",
+        created_at=now - timedelta(days=90),
+    ).node
+    lines = [
+        write_node(
+            body=line,
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": garden.pk, "relation": "derived_from"}],
+            created_at=now - timedelta(days=89),
         ).node
-        written += 1
-        previous = None
-        for i, (speaker, text) in enumerate(TURNS):
-            origins = [{"id": chat.pk, "relation": "derived_from"}]
-            if previous:
-                origins.append({"id": previous.pk, "relation": "responds_to"})
-            previous = write_node(
+        for line in GARDEN.splitlines()[1:]
+    ]
+    tomatoes = lines[0]
+    ceremony.root(
+        tomatoes.pk,
+        adopting_words="Yes, this is how we plant.",
+        expected_body_hash=tomatoes.body_hash,
+        owner="owner",
+    )
+    return garden, 1 + len(lines)
+
+
+def _boiler_chat(now: datetime) -> int:
+    """An imported chat, its utterances in reply order, and an agent's inference it proposes."""
+    chat = write_node(
+        body="Chat with Ana about the boiler, October.",
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
+        source="chats/ana-boiler.json",
+        created_at=now - timedelta(days=45),
+        referent_time=(now - timedelta(days=50)).isoformat(),
+    ).node
+    said: list[Node] = []
+    for i, (speaker, text) in enumerate(TURNS):
+        origins = [{"id": chat.pk, "relation": "derived_from"}]
+        if said:
+            origins.append({"id": said[-1].pk, "relation": "responds_to"})
+        said.append(
+            write_node(
                 body=text,
                 kind="utterance",
                 jurisdiction="wild",
                 signature=speaker,
                 source=f"chats/ana-boiler.json#{i + 1}",
                 origins=origins,
-                created_at=days_ago(45),
+                created_at=now - timedelta(days=45),
                 referent_time=(now - timedelta(days=50, minutes=-i)).isoformat(),
             ).node
-            written += 1
-        inference = write_node(
-            body="The boiler's expansion vessel needs recharging before winter.",
-            kind="inference",
-            jurisdiction="home",
-            signature="agent:assistant",
-            origins=[{"id": previous.pk, "relation": "derived_from"}],
-            created_at=days_ago(44),
-        ).node
-        written += 1
-        ceremony.propose(
-            inference.pk, actor="agent:assistant", reason="Useful before the heating season."
         )
-        tomatoes = Node.objects.get(body__startswith="The tomatoes go in")
-        ceremony.root(
-            tomatoes.pk,
-            adopting_words="Yes, this is how we plant.",
-            expected_body_hash=tomatoes.body_hash,
-            owner="owner",
-        )
+    inference = write_node(
+        body="The boiler's expansion vessel needs recharging before winter.",
+        kind="inference",
+        jurisdiction="home",
+        signature="agent:assistant",
+        origins=[{"id": said[-1].pk, "relation": "derived_from"}],
+        created_at=now - timedelta(days=44),
+    ).node
+    ceremony.propose(
+        inference.pk, actor="agent:assistant", reason="Useful before the heating season."
+    )
+    return 1 + len(said) + 1
 
-        # Old clippings nobody read and nothing links to: what the decay gate will select.
-        for days, url, text in [
-            (40, "https://example.org/sourdough", "Sourdough starter: feed 1:1:1 every 12 hours."),
-            (21, "https://example.org/bikes", "Chain wax lasts about 300 km between coats."),
-            (10, "https://example.org/birds", "Robins sing at night near street lights."),
-        ]:
-            write_node(
-                body=text,
-                kind="internet",
-                jurisdiction="wild",
-                signature="agent:browser",
-                source=url,
-                created_at=days_ago(days),
-            )
-            written += 1
+
+def _loose_ends(now: datetime, garden: Node) -> int:
+    """Old clippings nobody read and nothing links to (what the decay gate will select), and a
+    fresh journal entry citing the garden note."""
+    for days, url, text in CLIPPINGS:
         write_node(
-            body="Call the council about the hedge on the north side.",
-            kind="journal",
-            jurisdiction="home",
-            signature="owner",
-            origins=[{"id": garden.pk, "relation": "cites"}],
-            created_at=days_ago(3),
+            body=text,
+            kind="internet",
+            jurisdiction="wild",
+            signature="agent:browser",
+            source=url,
+            created_at=now - timedelta(days=days),
         )
-        written += 1
-    # A conversation with the owner's assistant: pairs on the scroll.
-    for user, assistant in [
-        (
-            "What do I need before winter?",
-            "Recharge the boiler's expansion vessel and clear the downpipe filter.",
-        ),
-        ("Remind me which bed the tomatoes go in.", "The south bed, after the last frost."),
-    ]:
-        commit_turn(conversation="demo-assistant", user=user, assistant=assistant)
-        written += 1
-    return written
+    write_node(
+        body="Call the council about the hedge on the north side.",
+        kind="journal",
+        jurisdiction="home",
+        signature="owner",
+        origins=[{"id": garden.pk, "relation": "cites"}],
+        created_at=now - timedelta(days=3),
+    )
+    return len(CLIPPINGS) + 1

@@ -21,6 +21,7 @@ from memory.models import Event, Node, Trust
 from memory.read import read
 from memory.trust import trust_map
 from memory.visibility import live_at
+from review.ceremony import can_root, can_supersede
 
 
 def _get_node_or_404(node_id: int) -> Node:
@@ -91,7 +92,8 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     context.update(
         trust=trust,
         live=live,
-        permanent=node.permanent and (as_of is None or node.permanent_at <= as_of),
+        permanent=node.permanent
+        and (as_of is None or (node.permanent_at is not None and node.permanent_at <= as_of)),
         counted=counted,
         events=list(events[:500]),
         later_events=later,
@@ -100,5 +102,8 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         graph=render_svg(hood, href=_node_href(params), title=title),
         trust_colours={str(k): v for k, v in TRUST_COLOURS.items()},
         toggle_url=_node_href(_toggled(params))(node.pk),
+        # The acts apply now, whatever time the page shows: asked of the acts' own rules.
+        rootable=can_root(node, trust_now) is None,
+        supersedable=can_supersede(node, trust_now) is None,
     )
     return render(request, "dashboard/node.html", context)

@@ -8,15 +8,9 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from memory.models import CEREMONY_EVENT_KINDS, Event, EventKind, Node, SleepRun, Trust
+from memory.models import Event, EventKind, Node, SleepRun
 
 CHART_DAYS = 90
-_PRECEDENCE = (
-    (EventKind.REJECTED, Trust.REJECTED),
-    (EventKind.SUPERSEDED, Trust.SUPERSEDED),
-    (EventKind.ROOTED, Trust.GROUND),
-    (EventKind.PROPOSED, Trust.PROPOSED),
-)
 
 
 def lifecycle_counts() -> dict[str, int]:
@@ -39,50 +33,24 @@ def lifecycle_counts() -> dict[str, int]:
     }
 
 
-def trust_counts(*, total: int) -> dict[str, int]:
-    """Nodes per trust state, now. Reads the audit log only: authority events grouped per
-    (node, kind), so a 100k-node memory costs one pass over its few authority events, not a
-    subquery per node; every node without one is unreviewed. Same precedence as memory.trust."""
-    kinds = [k.value for k in CEREMONY_EVENT_KINDS]
-    per_node: dict[int, dict[str, tuple[str, int]]] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT node_id, kind, MAX(at), MAX(id) FROM memory_event "
-            f"WHERE kind IN ({','.join('?' * len(kinds))}) AND node_id IS NOT NULL "
-            "GROUP BY node_id, kind",
-            kinds,
-        )
-        for node_id, kind, at, event_id in cursor.fetchall():
-            per_node.setdefault(node_id, {})[kind] = (str(at), event_id)
-    counts = {t.value: 0 for t in Trust}
-    for kinds_seen in per_node.values():
-        sealed, unsealed = kinds_seen.get(EventKind.SEALED), kinds_seen.get(EventKind.UNSEALED)
-        if sealed and (unsealed is None or sealed > unsealed):
-            counts[Trust.SEALED] += 1
-            continue
-        trust = next((t for k, t in _PRECEDENCE if k in kinds_seen), Trust.UNREVIEWED)
-        counts[trust] += 1
-    counts[Trust.UNREVIEWED] += total - len(per_node)
-    return counts
-
-
 def daily_activity(*, days: int = CHART_DAYS) -> dict[str, Any]:
     """Per UTC day over the last `days`: nodes that arrived (store clock, created_at) and decay
-    events (audit clock, Event.at). Grouped on the stored UTC text's date part, which SQLite
-    does natively (Django's TruncDate would call back into Python for every row)."""
+    events (audit clock, Event.at)."""
     today = timezone.now().date()
     first = today - timedelta(days=days - 1)
     since = first.isoformat()
+    # Raw: grouped on the stored UTC text's date part, natively; the ORM's Cast+Substr version
+    # measured 4-10x slower (0.4 ms against 2-5 ms at 10k nodes) on the home page.
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT substr(created_at, 1, 10), count(*) FROM memory_node "
-            "WHERE created_at >= ? GROUP BY 1",
+            "WHERE created_at >= %s GROUP BY 1",
             [since],
         )
         arrived = dict(cursor.fetchall())
         cursor.execute(
             "SELECT substr(at, 1, 10), count(*) FROM memory_event "
-            "WHERE kind = ? AND at >= ? GROUP BY 1",
+            "WHERE kind = %s AND at >= %s GROUP BY 1",
             [EventKind.DECAYED.value, since],
         )
         decayed = dict(cursor.fetchall())

@@ -22,7 +22,8 @@ def _status_context() -> dict:
     runs = list(SleepRun.objects.order_by("-id")[:RUNS_SHOWN])
     for run in runs:
         # Steps in the order sleep runs them; private bookkeeping keys (e.g. "_worker") stay out.
-        run.step_rows = [(name, run.steps[name]) for name in STEPS if name in run.steps]
+        # A display-only attribute the template reads; not a field of SleepRun.
+        run.step_rows = [(n, run.steps[n]) for n in STEPS if n in run.steps]  # type: ignore[attr-defined]
     return {
         "runs": runs,
         "steps": STEPS,

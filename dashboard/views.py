@@ -17,8 +17,8 @@ from dashboard.overview import (
     lifecycle_counts,
     next_sleep,
     pending_decay_count,
-    trust_counts,
 )
+from memory.trust import trust_counts
 
 
 @require_GET

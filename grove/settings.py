@@ -50,7 +50,8 @@ SECRET_KEY = _secret_key()
 DEBUG = env_bool("GROVE_DEBUG", False)
 GROVE_HOST = env("GROVE_HOST", "127.0.0.1")
 GROVE_PORT = env_int("GROVE_PORT", 8000)
-ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"]
+# Django's test setup adds "testserver" for the test client; nothing else needs it.
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -107,10 +108,11 @@ DATABASES = {
             # BEGIN IMMEDIATE takes the write lock up front, so a transaction never
             # fails half-way on lock upgrade while the worker writes.
             "transaction_mode": "IMMEDIATE",
+            # Seconds a connection waits for another's write lock (sqlite3's busy timeout; no
+            # busy_timeout PRAGMA below, which would override it).
             "timeout": env_int("GROVE_DB_TIMEOUT", 20),
             "init_command": (
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                "PRAGMA foreign_keys=ON; PRAGMA busy_timeout=20000;"
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
             ),
         },
         "TEST": {"NAME": env("GROVE_TEST_DB_PATH", str(DATA_DIR / "test_grove.sqlite3"))},

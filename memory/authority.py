@@ -52,10 +52,11 @@ def _origins(
         edges = edges.filter(created_at__lte=as_of)
     if domains is not None:
         edges = edges.filter(to_node__domain__in=list(domains))
-    edges = list(edges.order_by("id"))
-    trusts = trust_map([edge.to_node_id for edge in edges], as_of=as_of)
+    ordered = list(edges.order_by("id"))
+    trusts = trust_map([edge.to_node_id for edge in ordered], as_of=as_of)
     return [
-        {"relation": edge.kind, **preview(edge.to_node, trusts[edge.to_node_id])} for edge in edges
+        {"relation": edge.kind, **preview(edge.to_node, trusts[edge.to_node_id])}
+        for edge in ordered
     ]
 
 
@@ -78,7 +79,8 @@ def authority_report(
     events = Event.objects.filter(node=node, kind__in=CEREMONY_EVENT_KINDS)
     if when is not None:
         events = events.filter(at__lte=when)
-    permanent = node.permanent and (when is None or node.permanent_at <= when)
+    at = node.permanent_at  # set on every permanent node (memory_node_permanent_has_time)
+    permanent = node.permanent and (when is None or (at is not None and at <= when))
     return {
         **preview(node, trust),
         "domain": node.domain,

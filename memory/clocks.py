@@ -8,9 +8,6 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
-from django.db.models import F
-from django.db.models.functions import Coalesce
-
 from memory.errors import Invalid
 
 RECENCY_SCALE_DAYS = 365.0
@@ -49,11 +46,6 @@ def parse_instant(value: str | datetime | None, *, field: str = "referent_time")
             code="naive_datetime",
         )
     return parsed.astimezone(UTC)
-
-
-def event_clock():
-    """A query expression for the event clock: referent_time when known, else created_at."""
-    return Coalesce(F("referent_time"), F("created_at"))
 
 
 def recency_weight(event_time: datetime | str | None, *, now: datetime) -> float:

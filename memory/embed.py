@@ -3,9 +3,8 @@
 The default, HashingEmbedder, needs no download and no fitting: scikit-learn's HashingVectorizer
 (word unigrams + bigrams) projected to a dense space by a fixed-seed sparse random
 projection, which preserves cosine similarity in expectation (Achlioptas). Another embedder is
-chosen with the GROVE_EMBEDDER setting (a dotted path to a class taking `path`), e.g.
-memory.embed.Model2VecEmbedder or memory.embed.SentenceTransformerEmbedder with a local model
-directory in GROVE_EMBEDDER_PATH (never downloaded).
+chosen with the GROVE_EMBEDDER setting: a dotted path to a class taking `path` (a local model
+directory in GROVE_EMBEDDER_PATH, never downloaded) with `name`, `dim` and `embed` as below.
 Switching models re-embeds: vectors are keyed by model name and only the current model is read.
 """
 
@@ -76,40 +75,6 @@ class HashingEmbedder:
         return normalise(dense)
 
 
-class Model2VecEmbedder:
-    """A model2vec static model from a local directory (GROVE_EMBEDDER_PATH); never downloads.
-    Needs the model2vec package; its name carries the path, so switching re-embeds."""
-
-    def __init__(self, path: str = "") -> None:
-        from model2vec import StaticModel
-
-        if not path:
-            raise ValueError("Model2VecEmbedder needs GROVE_EMBEDDER_PATH (a local model dir)")
-        self._model = StaticModel.from_pretrained(path)
-        self.dim = int(self._model.dim)
-        self.name = f"model2vec:{path}"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return normalise(np.asarray(self._model.encode(list(texts)), dtype=np.float32))
-
-
-class SentenceTransformerEmbedder:
-    """A sentence-transformers model from a local directory (GROVE_EMBEDDER_PATH), offline."""
-
-    def __init__(self, path: str = "") -> None:
-        from sentence_transformers import SentenceTransformer
-
-        if not path:
-            raise ValueError("SentenceTransformerEmbedder needs GROVE_EMBEDDER_PATH (local dir)")
-        self._model = SentenceTransformer(path, local_files_only=True)
-        self.dim = int(self._model.get_sentence_embedding_dimension())
-        self.name = f"st:{path}"
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = self._model.encode(list(texts), batch_size=64, convert_to_numpy=True)
-        return normalise(np.asarray(vectors, dtype=np.float32))
-
-
 def normalise(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -127,7 +92,7 @@ def to_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
-def from_blob(blob: bytes, dim: int) -> np.ndarray:
+def from_blob(blob: bytes | memoryview, dim: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4", count=dim)
 
 

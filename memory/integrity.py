@@ -114,16 +114,6 @@ def fts_out_of_sync() -> list[str]:
     return found
 
 
-CHECKS: dict[str, Callable[[], list[str]]] = {
-    "permanent_but_decayed": permanent_but_decayed,
-    "decayed_without_event": decayed_without_event,
-    "lifecycle_flag_disagrees_with_latest_event": lifecycle_flag_disagrees_with_latest_event,
-    "permanent_without_event": permanent_without_event,
-    "edges_touching_missing_nodes": edges_touching_missing_nodes,
-    "fts_out_of_sync": fts_out_of_sync,
-}
-
-
 def run_checks(names: list[str] | None = None) -> list[CheckResult]:
     """Run the named checks (all by default); each result lists up to MAX_EXAMPLES violations
     plus a count line when there are more."""
@@ -184,8 +174,8 @@ def vectors_nan_or_zero() -> list[str]:
         last = rows[-1][0]
         for dim in {r[2] for r in rows}:
             same = [r for r in rows if r[2] == dim]
-            matrix = np.frombuffer(b"".join(bytes(r[3]) for r in same), dtype="<f4")
-            matrix = matrix.reshape(len(same), dim)
+            flat = np.frombuffer(b"".join(bytes(r[3]) for r in same), dtype="<f4")
+            matrix = flat.reshape(len(same), dim)
             finite = np.isfinite(matrix).all(axis=1)
             norms = np.linalg.norm(np.where(np.isfinite(matrix), matrix, 0), axis=1)
             for k in np.nonzero(~finite | (norms == 0))[0]:
@@ -268,13 +258,17 @@ def similar_edges_duplicated() -> list[str]:
     ]
 
 
-CHECKS.update(
-    {
-        "vectors_of_wrong_dimension": vectors_of_wrong_dimension,
-        "vectors_nan_or_zero": vectors_nan_or_zero,
-        "vectors_of_missing_nodes": vectors_of_missing_nodes,
-        "live_nodes_without_vectors": live_nodes_without_vectors,
-        "ground_or_proposed_decayed": ground_or_proposed_decayed,
-        "similar_edges_duplicated": similar_edges_duplicated,
-    }
-)
+CHECKS: dict[str, Callable[[], list[str]]] = {
+    "permanent_but_decayed": permanent_but_decayed,
+    "decayed_without_event": decayed_without_event,
+    "lifecycle_flag_disagrees_with_latest_event": lifecycle_flag_disagrees_with_latest_event,
+    "permanent_without_event": permanent_without_event,
+    "edges_touching_missing_nodes": edges_touching_missing_nodes,
+    "fts_out_of_sync": fts_out_of_sync,
+    "vectors_of_wrong_dimension": vectors_of_wrong_dimension,
+    "vectors_nan_or_zero": vectors_nan_or_zero,
+    "vectors_of_missing_nodes": vectors_of_missing_nodes,
+    "live_nodes_without_vectors": live_nodes_without_vectors,
+    "ground_or_proposed_decayed": ground_or_proposed_decayed,
+    "similar_edges_duplicated": similar_edges_duplicated,
+}

@@ -294,6 +294,9 @@ def verify_scroll(conversation: str) -> dict[str, Any]:
             expected = (record.get("seq") or expected) + 1
     pairs = Node.objects.filter(kind=Kind.PAIR, scroll_path=scroll_name(conversation))
     for pair_id, pair_offset, pair_hash in pairs.values_list("pk", "scroll_offset", "scroll_hash"):
+        if pair_offset is None:  # the constraint memory_node_pair_has_scroll_pointer forbids it
+            problems.append(f"pair {pair_id} has no scroll offset")
+            continue
         with path.open("rb") as handle:
             handle.seek(pair_offset)
             line = handle.readline()

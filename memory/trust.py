@@ -6,10 +6,20 @@ Precedence: sealed (the latest seal/unseal is a seal) > rejected > superseded > 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 
-from django.db.models import Case, CharField, Exists, OuterRef, QuerySet, Subquery, Value, When
+from django.db.models import (
+    Case,
+    CharField,
+    Exists,
+    Max,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 
 from memory.models import CEREMONY_EVENT_KINDS, Event, EventKind, Node, Trust
 
@@ -21,7 +31,14 @@ _PRECEDENCE = (
 )
 
 
-def _events(kinds, as_of: datetime | None):
+def _derive(kinds: Collection[str], last_seal: str | None) -> str:
+    """One node's trust from the authority kinds it has and the latest of its seal/unseal."""
+    if last_seal == EventKind.SEALED:
+        return Trust.SEALED.value
+    return next((t.value for k, t in _PRECEDENCE if k in kinds), Trust.UNREVIEWED.value)
+
+
+def _events(kinds: Collection[str], as_of: datetime | None) -> QuerySet[Event]:
     qs = Event.objects.filter(node=OuterRef("pk"), kind__in=kinds)
     if as_of is not None:
         qs = qs.filter(at__lte=as_of)
@@ -65,14 +82,30 @@ def trust_map(node_ids: Iterable[int], *, as_of: datetime | None = None) -> dict
             if kind in (EventKind.SEALED, EventKind.UNSEALED):
                 last_seal[node_id] = kind
     for node_id, kinds in seen.items():
-        if last_seal.get(node_id) == EventKind.SEALED:
-            result[node_id] = Trust.SEALED.value
-            continue
-        for kind, trust in _PRECEDENCE:
-            if kind in kinds:
-                result[node_id] = trust.value
-                break
+        result[node_id] = _derive(kinds, last_seal.get(node_id))
     return result
+
+
+def trust_counts(*, total: int | None = None) -> dict[str, int]:
+    """Nodes per trust state, now (audit clock). One grouped pass over the authority events, the
+    latest (at, id) per node and kind, so a 100k-node memory costs its few authority events, not
+    a subquery per node; every node without one is unreviewed. `total` saves a count if known."""
+    latest: dict[int, dict[str, tuple[datetime, int]]] = {}
+    rows = (
+        Event.objects.filter(kind__in=CEREMONY_EVENT_KINDS, node__isnull=False)
+        .values("node_id", "kind")
+        .annotate(last_at=Max("at"), last_id=Max("id"))
+        .order_by()
+    )
+    for row in rows:
+        latest.setdefault(row["node_id"], {})[row["kind"]] = (row["last_at"], row["last_id"])
+    counts = {t.value: 0 for t in Trust}
+    for kinds in latest.values():
+        seals = [k for k in (EventKind.SEALED, EventKind.UNSEALED) if k in kinds]
+        counts[_derive(kinds, max(seals, key=kinds.__getitem__, default=None))] += 1
+    total = Node.objects.count() if total is None else total
+    counts[Trust.UNREVIEWED.value] += total - len(latest)
+    return counts
 
 
 def trust_of(node_id: int, *, as_of: datetime | None = None) -> str:

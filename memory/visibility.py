@@ -88,6 +88,8 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
         return set()
     flags: dict[int, Any] = {}
     states: dict[int, str] = {}
+    # Raw: on every recall, read and walk; the ORM's version measured 4x (now) to 9x (as of)
+    # slower here. The raw cursor returns stored UTC text, compared as text with db_time below.
     with connection.cursor() as cursor:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
@@ -120,6 +122,7 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
 def _with_authority_events(ids: list[int]) -> list[int]:
     kinds = [k.value for k in CEREMONY_EVENT_KINDS]
     found: list[int] = []
+    # Raw: on every recall's lawful_trust; the ORM's version measured 10x slower here.
     with connection.cursor() as cursor:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]

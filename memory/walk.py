@@ -132,6 +132,7 @@ def _edge_routes(node_id: int, vis: Visibility) -> list[tuple[str, str, int]]:
 
 def _thread_siblings(node: Node, vis: Visibility) -> list[tuple[str, int]]:
     """Candidate prev/next ids (nearest first, a few each way), before lawfulness."""
+    thread_params: list[Any]
     if node.scroll_path:
         thread_sql, thread_params = "s.scroll_path = %s", [node.scroll_path]
     else:
@@ -150,6 +151,7 @@ def _thread_siblings(node: Node, vis: Visibility) -> list[tuple[str, int]]:
     where, params = vis.sql("s")
     created = db_time(node.created_at)
     found: list[tuple[str, int]] = []
+    # Raw: keyset paging (created_at, id) filtered by the visibility SQL twin that recall shares.
     with connection.cursor() as cursor:
         for direction, compare, order in (
             ("prev", "(s.created_at < %s OR (s.created_at = %s AND s.id < %s))", "DESC"),
@@ -171,6 +173,7 @@ def _lawful(ids: Iterable[int], vis: Visibility) -> dict[int, str]:
         return {}
     where, params = vis.sql("n")
     marks = ",".join(["%s"] * len(ids))
+    # Raw: the visibility rule exists as SQL (vis.sql, shared with recall's FTS5 query) only.
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT n.id FROM memory_node n WHERE n.id IN ({marks}) AND {where}", [*ids, *params]

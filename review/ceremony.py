@@ -84,13 +84,33 @@ def _short(reason: str) -> tuple[str, dict[str, Any]]:
     return reason[: MAX_REASON_CHARS - 1] + "…", {"reason": reason}
 
 
-def _check_rootable(node: Node, trust: str) -> None:
+def can_root(node: Node, trust: str) -> GroveError | None:
+    """Why the owner may not root `node` (whose trust now is `trust`), or None if they may: the
+    rule root() enforces under the write lock and the screens ask before offering the act."""
     if trust in (Trust.SEALED, Trust.REJECTED, Trust.SUPERSEDED):
-        raise Conflict(f"node {node.pk} is {trust}: it cannot be rooted", code=f"is_{trust}")
+        return Conflict(f"node {node.pk} is {trust}: it cannot be rooted", code=f"is_{trust}")
     if trust == Trust.GROUND:
-        raise Conflict(f"node {node.pk} is already ground", code="is_ground")
+        return Conflict(f"node {node.pk} is already ground", code="is_ground")
     if not node.is_live:
-        raise Conflict(f"node {node.pk} has decayed: restore it before rooting", code="decayed")
+        return Conflict(f"node {node.pk} has decayed: restore it before rooting", code="decayed")
+    return None
+
+
+def can_supersede(node: Node, trust: str) -> GroveError | None:
+    """Why the owner may not supersede `node` (whose trust now is `trust`), or None if they may:
+    only ground is replaced, and never a pair (a pair is what was said)."""
+    if trust != Trust.GROUND:
+        return Conflict(
+            f"node {node.pk} is {trust}: only ground can be superseded", code="not_ground"
+        )
+    if node.kind == Kind.PAIR:
+        return Invalid("a pair is what was said: it cannot be superseded", code="is_pair")
+    return None
+
+
+def _check(refusal: GroveError | None) -> None:
+    if refusal is not None:
+        raise refusal
 
 
 def propose(node_id: int, *, actor: str, reason: str = "", domains: list[str] | None = None):
@@ -132,7 +152,7 @@ def root(node_id: int, *, adopting_words: str, expected_body_hash: str, owner: s
     words = _words(adopting_words)
     with transaction.atomic():
         node = node_in_domains(node_id)
-        _check_rootable(node, trust_of(node.pk))
+        _check(can_root(node, trust_of(node.pk)))
         if node.body_hash != expected:
             raise Conflict(
                 f"stale hash: node {node.pk}'s body has hash {node.body_hash}, not {expected}; "
@@ -185,13 +205,7 @@ def supersede(
     refusal: GroveError | None = None
     with transaction.atomic():
         old = node_in_domains(old_id)
-        trust = trust_of(old.pk)
-        if trust != Trust.GROUND:
-            raise Conflict(
-                f"node {old.pk} is {trust}: only ground can be superseded", code="not_ground"
-            )
-        if old.kind == Kind.PAIR:
-            raise Invalid("a pair is what was said: it cannot be superseded", code="is_pair")
+        _check(can_supersede(old, trust_of(old.pk)))
         try:
             result = write_node(
                 body=preview["body"],
@@ -208,37 +222,38 @@ def supersede(
             # must survive, so this transaction commits (it wrote nothing else) before raising.
             refusal = exc
         if refusal is None:
-            new = result.node
-            if new.pk == old.pk:
-                raise Conflict("the new text is the old text: nothing to supersede", code="same")
-            new_trust = trust_of(new.pk)
-            if new_trust != Trust.GROUND:
-                _check_rootable(new, new_trust)
-                _record(
-                    EventKind.ROOTED,
-                    node=new,
-                    actor=owner,
-                    related_node=old,
-                    detail={
-                        "body_hash": new.body_hash,
-                        "adopting_words": words,
-                        "supersedes": old.pk,
-                    },
-                )
-            _record(
-                EventKind.SUPERSEDED,
-                node=old,
-                actor=owner,
-                related_node=new,
-                detail={
-                    "body_hash": old.body_hash,
-                    "new_body_hash": new.body_hash,
-                    "adopting_words": words,
-                },
-            )
+            _replace(old, result.node, owner=owner, words=words)
     if refusal is not None:
         raise refusal
-    return new
+    return result.node
+
+
+def _replace(old: Node, new: Node, *, owner: str, words: str) -> None:
+    """supersede's events, inside its transaction: the new node rooted (unless it already is
+    ground) with the same adopting words, then the old one superseded by it."""
+    if new.pk == old.pk:
+        raise Conflict("the new text is the old text: nothing to supersede", code="same")
+    new_trust = trust_of(new.pk)
+    if new_trust != Trust.GROUND:
+        _check(can_root(new, new_trust))
+        _record(
+            EventKind.ROOTED,
+            node=new,
+            actor=owner,
+            related_node=old,
+            detail={"body_hash": new.body_hash, "adopting_words": words, "supersedes": old.pk},
+        )
+    _record(
+        EventKind.SUPERSEDED,
+        node=old,
+        actor=owner,
+        related_node=new,
+        detail={
+            "body_hash": old.body_hash,
+            "new_body_hash": new.body_hash,
+            "adopting_words": words,
+        },
+    )
 
 
 def seal(node_id: int, *, owner: str, reason: str = ""):

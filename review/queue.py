@@ -38,7 +38,8 @@ def proposed_queue(*, limit: int = 50) -> tuple[list[Item], int]:
     # of proposals, and trust is derived for those alone.
     first: dict[int, Event] = {}
     for event in Event.objects.filter(kind=EventKind.PROPOSED).order_by("at", "id"):
-        first.setdefault(event.node_id, event)
+        if event.node_id is not None:  # a proposal always names its node
+            first.setdefault(event.node_id, event)
     trust = trust_map(first)
     waiting = [node_id for node_id in first if trust[node_id] == Trust.PROPOSED]
     nodes = Node.objects.in_bulk(waiting[:limit])
@@ -76,7 +77,8 @@ def _proposals(node_ids: list[int]) -> dict[int, Event]:
             node_id__in=node_ids[start : start + 900], kind=EventKind.PROPOSED
         ).order_by("at", "id")
         for event in events:
-            found[event.node_id] = event
+            if event.node_id is not None:  # a proposal always names its node
+                found[event.node_id] = event
     return found
 
 

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from memory.errors import GroveError
-from memory.models import EventKind, Trust
+from memory.models import EventKind
 from review import ceremony
 from review.queue import decision_item, hidden_marks
 from review.view_helpers import HtmxHttpRequest, get_node_or_404, owner_name
@@ -48,7 +48,7 @@ def review_supersede(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
                 error, status = exc, exc.status
     context = {
         "item": item,
-        "supersedable": item.trust == Trust.GROUND and old.kind != "pair",
+        "supersedable": ceremony.can_supersede(old, item.trust) is None,
         "stage": stage,
         "preview": preview,
         "new_body": preview["body"] if preview else new_body,

@@ -14,13 +14,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory.errors import GroveError
-from memory.models import Trust
 from review import ceremony
 from review.queue import decision_item, hidden_marks, proposed_queue, sealed_nodes
 from review.view_helpers import HtmxHttpRequest, back, get_node_or_404, owner_name
 
 QUEUE_PAGE = 50  # rows per page: the oldest first; deciding them brings up the next
-ROOTABLE = frozenset({Trust.UNREVIEWED.value, Trust.PROPOSED.value})
 
 
 @require_GET
@@ -36,8 +34,8 @@ def review_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     item = decision_item(node)
     context = {
         "item": item,
-        "rootable": item.trust in ROOTABLE and node.is_live,
-        "supersedable": item.trust == Trust.GROUND and node.kind != "pair",
+        "rootable": ceremony.can_root(node, item.trust) is None,
+        "supersedable": ceremony.can_supersede(node, item.trust) is None,
     }
     return render(request, "review/node.html", context)
 
@@ -67,7 +65,7 @@ def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     item = decision_item(node)
     context = {
         "item": item,
-        "rootable": item.trust in ROOTABLE and node.is_live,
+        "rootable": ceremony.can_root(node, item.trust) is None,
         "error": error,
         "words": words,
         "marks": hidden_marks(node.body),

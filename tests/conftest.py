@@ -57,6 +57,19 @@ def make_note(db, root_note) -> Callable[..., Node]:
 
 
 @pytest.fixture
+def stale_note(make_note) -> Node:
+    """An import 40 days old, never read, with no neighbour: the decay gate selects it now."""
+    return make_note(
+        "Old and never read.",
+        days_old=40,
+        origins=[],
+        kind="import",
+        jurisdiction="wild",
+        source="old.md",
+    )
+
+
+@pytest.fixture
 def counts(db) -> Callable[[], dict[str, int]]:
     """Row counts of everything a write may touch, to prove a refusal stored nothing."""
 

@@ -5,7 +5,7 @@ from _acts import root_as_owner
 
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import Edge, Event, Node, Trust
-from memory.trust import trust_map, trust_of, with_trust
+from memory.trust import trust_counts, trust_map, trust_of, with_trust
 from review.ceremony import (
     preview_supersede,
     propose,
@@ -267,3 +267,19 @@ def test_every_trust_state_as_of_an_earlier_time(make_note):
     assert trust_of(node.pk, as_of=sealed.at) == Trust.SEALED
     annotated = with_trust(Node.objects.filter(pk=node.pk), as_of=rooted.at).get()
     assert annotated.trust == Trust.GROUND
+
+
+def test_trust_counts_agree_with_every_nodes_trust(make_note):
+    proposed, ground, resealed, unsealed, rejected = (make_note(f"Count {i}.") for i in range(5))
+    propose(proposed.pk, actor="agent:scout")
+    root_as_owner(ground)
+    for node in (resealed, unsealed):
+        seal(node.pk, owner=OWNER)
+        unseal(node.pk, owner=OWNER)
+    seal(resealed.pk, owner=OWNER)  # the latest seal/unseal decides
+    reject(rejected.pk, owner=OWNER, reason="wrong")
+    every = trust_map(Node.objects.values_list("pk", flat=True))
+    assert every[resealed.pk] == Trust.SEALED and every[unsealed.pk] == Trust.UNREVIEWED
+    expected = {t.value: list(every.values()).count(t.value) for t in Trust}
+    assert trust_counts() == expected
+    assert trust_counts(total=len(every)) == expected

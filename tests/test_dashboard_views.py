@@ -68,16 +68,9 @@ def test_it_links_into_queues_that_have_something_waiting(owner_client, make_not
     assert "1 proposed for rooting" in body
 
 
-def test_the_pending_decays_link_arrives_in_its_own_fragment(owner_client, make_note):
+def test_the_pending_decays_link_arrives_in_its_own_fragment(owner_client, request):
     assert 'id="queue-pending"' not in owner_client.get("/overview/waiting/").content.decode()
-    make_note(  # old, never read, no live neighbour
-        "Old and never read.",
-        days_old=40,
-        origins=[],
-        kind="import",
-        jurisdiction="wild",
-        source="old.md",
-    )
+    request.getfixturevalue("stale_note")
     body = owner_client.get("/overview/waiting/").content.decode()
     assert 'id="queue-pending"' in body and "1 pending decay" in body
     assert 'hx-get="/overview/waiting/"' in owner_client.get("/").content.decode()
@@ -227,6 +220,15 @@ def test_it_restores_by_htmx_and_swaps_the_row(owner_client, make_note):
     assert "live again" in body and "Restore" not in body
 
 
+def test_an_htmx_restore_naming_no_event_row_still_restores(owner_client, make_note):
+    node = _decayed(make_note, "Bring me back anyway.")
+    response = owner_client.post(
+        f"/node/{node.pk}/restore/", {"event": "row-7"}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 302  # no row to swap: back to the log, not a server error
+    assert Event.objects.filter(node=node, kind="restored").exists()
+
+
 def test_restoring_a_live_node_is_refused_with_a_message(owner_client, make_note):
     node = make_note("Never decayed.")
     response = owner_client.post(f"/node/{node.pk}/restore/", follow=True)
@@ -296,3 +298,10 @@ def test_gets_only_where_pages_only_read(owner_client, db):
     assert owner_client.post("/search/").status_code == 405
     assert owner_client.post("/audit/").status_code == 405
     assert owner_client.get("/sleep/run/").status_code == 405
+
+
+def test_the_nav_links_every_page_and_marks_the_current_one(owner_client, db):
+    body = owner_client.get("/audit/").content.decode()
+    assert '<a href="/audit/" aria-current="page">Audit log</a>' in body
+    for href in ("/", "/search/", "/review/", "/review/decays/", "/sleep/", "/tokens/"):
+        assert f'<a href="{href}">' in body

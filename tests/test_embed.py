@@ -43,3 +43,31 @@ def test_it_embeds_live_nodes_missing_a_vector_in_batches(make_note):
     vector = Vector.objects.get(node=nodes[0])
     assert vector.model == get_embedder().name and vector.dim == get_embedder().dim
     assert np.linalg.norm(from_blob(vector.data, vector.dim)) == pytest.approx(1.0, abs=1e-5)
+
+
+class OnesEmbedder:
+    """A configured embedder of the test's own (GROVE_EMBEDDER names any such class)."""
+
+    name, dim = "ones-4", 4
+
+    def __init__(self, path: str = "") -> None:
+        self.path = path
+
+    def embed(self, texts):
+        return np.full((len(texts), self.dim), 0.5, dtype=np.float32)
+
+
+def test_switching_the_embedder_re_embeds_under_the_new_model(make_note, settings):
+    make_note("note about tomatoes")
+    assert embed_missing() == 2
+    settings.GROVE_EMBEDDER, settings.GROVE_EMBEDDER_PATH = "test_embed.OnesEmbedder", "/models/x"
+    get_embedder.cache_clear()
+    try:
+        assert get_embedder().path == "/models/x"
+        assert embed_missing() == 2  # the old model's vectors do not count for the new one
+        assert set(Vector.objects.values_list("model", flat=True)) == {
+            HashingEmbedder().name,
+            "ones-4",
+        }
+    finally:
+        get_embedder.cache_clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from memory.models import Node
@@ -104,3 +105,30 @@ def test_hostile_bodies_are_escaped(owner_client, make_note):
     body = owner_client.get(f"/node/{node.pk}/").content.decode()
     assert "<script>alert(1)" not in body and "<img src=x" not in body
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+
+
+def test_a_ground_pair_is_offered_no_supersede_anywhere(owner_client, db, tmp_path, settings):
+    from _acts import root_as_owner, supersede_as_owner
+
+    from memory.errors import Invalid
+    from memory.scroll import commit_turn
+
+    settings.GROVE_SCROLL_DIR = tmp_path
+    pair = commit_turn(conversation="c", user="Where is the key?", assistant="Under the pot.").node
+    root_as_owner(pair)
+    with pytest.raises(Invalid):  # the act refuses it ...
+        supersede_as_owner(pair, "Under the blue pot.")
+    for page in (f"/node/{pair.pk}/", f"/review/{pair.pk}/"):  # ... so no page offers it
+        response = owner_client.get(page)
+        assert response.context["supersedable"] is False
+        assert f"/review/{pair.pk}/supersede/" not in response.content.decode()
+
+
+def test_a_ground_note_links_to_its_supersede_screen(owner_client, make_note):
+    from _acts import root_as_owner
+
+    note = make_note("The key is under the pot.")
+    root_as_owner(note)
+    body = owner_client.get(f"/node/{note.pk}/").content.decode()
+    assert f'href="/review/{note.pk}/supersede/"' in body
+    assert f"/review/{note.pk}/root/" not in body

@@ -1,14 +1,26 @@
 """Raw SQL goes through Django's cursor with %s placeholders, so it also works while queries
-are logged (GROVE_DEBUG, assertNumQueries): a '?' placeholder breaks Django's query logger."""
+are logged (GROVE_DEBUG, assertNumQueries): a '?' placeholder breaks Django's query logger.
+
+Every page, fragment and act of the dashboard and the review screens is walked from the URL
+patterns themselves with queries logged, so a new page cannot miss the walk."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
+import pytest
+from _acts import root_as_owner, supersede_as_owner
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import URLPattern, reverse
 
 from dashboard.graph import neighbourhood
+from dashboard.owner import login_path
+from dashboard.urls import urlpatterns as dashboard_urls
+from memory.models import Event
 from memory.recall import recall
 from memory.walk import around, open_walk
+from review.urls import urlpatterns as review_urls
 
 
 def test_recall_walk_and_the_graph_work_with_query_logging_on(make_note, root_note):
@@ -21,3 +33,93 @@ def test_recall_walk_and_the_graph_work_with_query_logging_on(make_note, root_no
         assert note.pk in [r["target"] for r in around(ticket, holder="agent:a")["routes"]]
         assert neighbourhood(note.pk, as_of=note.created_at) is not None
     assert any("memory_node_fts" in q["sql"] for q in queries.captured_queries)
+
+
+def _names(patterns: list) -> list[str]:
+    return [p.name for p in patterns if isinstance(p, URLPattern) and p.name]
+
+
+# Acts (POST only): each answers an htmx post with its row or status fragment, a plain post with
+# a redirect. Which node each act and page is walked on (default: a ground node).
+ACTS = {
+    "restore_node",
+    "run_sleep_now",
+    "decay_keep",
+    "decay_let_go",
+    "review_reject",
+    "review_seal",
+    "review_unseal",
+}
+NODE_FOR = {
+    "restore_node": "decayed",
+    "decay_keep": "stale",
+    "decay_let_go": "stale",
+    "review_superseded": "superseded",
+}
+QUERY = {"search": {"q": "quokkas"}, "audit_log": {"kind": "rooted"}}
+HTMX = {"HX-Request": "true", "HX-Target": "audit-rows"}
+# Documented redirects: signing out goes to the sign-in page. Everything else answers 200.
+REDIRECTS = {"logout": "login"}
+
+
+@pytest.fixture
+def memory(make_note, stale_note) -> dict[str, int]:
+    """One node in each state the pages branch on."""
+    from memory.sleep.decay import let_go
+    from review.ceremony import seal
+
+    ground = make_note("Quokkas sleep in the shade at noon.")
+    root_as_owner(ground)
+    old = make_note("Quokkas once slept in the sun.")
+    root_as_owner(old)
+    supersede_as_owner(old, "Quokkas sleep in the shade, not the sun.")
+    sealed = make_note("A sealed quokka secret.")
+    seal(sealed.pk, owner="owner")
+    decayed = make_note("A forgotten quokka.", days_old=30)
+    let_go(decayed.pk, actor="owner")
+    return {
+        "ground": ground.pk,
+        "superseded": old.pk,
+        "sealed": sealed.pk,
+        "decayed": decayed.pk,
+        "stale": stale_note.pk,
+        "decayed_event": Event.objects.get(node=decayed, kind="decayed").pk,
+    }
+
+
+def _url(name: str, memory: dict[str, int]) -> str:
+    pattern = next(p for p in dashboard_urls + review_urls if p.name == name)
+    converters = pattern.pattern.converters  # type: ignore[attr-defined]  # a RoutePattern
+    kwargs = {"node_id": memory[NODE_FOR.get(name, "ground")]} if "node_id" in converters else {}
+    return reverse(name, kwargs=kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(set(_names(dashboard_urls + review_urls)) - ACTS))
+def test_every_page_and_fragment_answers_with_queries_logged(owner_client, memory, name):
+    url = login_path() if name == "login_link" else _url(name, memory)
+    with CaptureQueriesContext(connection) as queries:
+        if name in REDIRECTS:
+            response = owner_client.post(url)
+            assert response.status_code == 302
+            assert urlsplit(response["Location"]).path == reverse(REDIRECTS[name])
+            return
+        plain = owner_client.get(url, QUERY.get(name, {}))
+        fragment = owner_client.get(url, QUERY.get(name, {}), headers=HTMX)
+    assert (plain.status_code, fragment.status_code) == (200, 200)
+    assert queries.captured_queries  # the logger saw the page's SQL
+
+
+@pytest.mark.parametrize("name", sorted(ACTS))
+def test_every_act_answers_with_queries_logged(owner_client, memory, name):
+    url = _url(name, memory)
+    data = {"reason": "walked", "event": memory["decayed_event"]}  # restore swaps that row
+    with CaptureQueriesContext(connection):
+        fragment = owner_client.post(url, data, headers=HTMX)
+        plain = owner_client.post(url, data)
+    assert (fragment.status_code, plain.status_code) == (200, 302)
+
+
+def test_the_walk_covers_every_route_of_the_dashboard_and_review():
+    names = set(_names(dashboard_urls + review_urls))
+    assert names >= ACTS and set(NODE_FOR) <= names and set(QUERY) <= names
+    assert len(names) == len(_names(dashboard_urls + review_urls))  # no name stands twice

@@ -285,8 +285,13 @@ def ingest(
             item.import_id = previous_id
             summary.files_unchanged += 1
             continue
-        before = (summary.nodes_created, summary.sections_new, summary.sections_existing)
-        before += (summary.sections_revived, summary.sections_refused)
+        before = (
+            summary.nodes_created,
+            summary.sections_new,
+            summary.sections_existing,
+            summary.sections_revived,
+            summary.sections_refused,
+        )
         try:
             with transaction.atomic():
                 _write_file(item, previous=previous_id, domain=domain, actor=actor, summary=summary)

@@ -251,8 +251,12 @@ def ingest(
         if latest and (latest[1] or {}).get("file_hash") == file_hash:
             summary.files_unchanged += 1
             continue
-        counts = (summary.nodes_created, summary.messages_new, summary.messages_existing)
-        counts += (summary.messages_skipped,)
+        counts = (
+            summary.nodes_created,
+            summary.messages_new,
+            summary.messages_existing,
+            summary.messages_skipped,
+        )
         try:
             messages = parse(raw, name=file_path.name, tz=tz)
             with transaction.atomic():

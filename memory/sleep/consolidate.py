@@ -18,6 +18,7 @@ Which edges are new: similar edges with an id above the mark of the last consoli
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -109,8 +110,8 @@ def _group_around(seed: int, *, min_cosine: float) -> set[int]:
 
 def _cliques(group: set[int], *, min_cosine: float) -> list[tuple[int, list[int]]]:
     """Split a group into cliques by exact cosine; return (keeper, unprotected losers) each."""
-    nodes = {
-        row["id"]: row
+    nodes: dict[int, dict[str, Any]] = {
+        row["id"]: dict(row)
         for row in Node.objects.filter(pk__in=group, decayed_at__isnull=True)
         .exclude(kind__in=OCCURRENCE_KINDS)
         .values("id", "domain", "jurisdiction", "access_count", "created_at", "permanent")
@@ -175,6 +176,8 @@ def _merge(keeper: int, losers: list[int]) -> list[int]:
         if not Node.objects.filter(pk=keeper, decayed_at__isnull=True).exists():
             return []
         marks = ",".join(["%s"] * len(losers))
+        # Raw: UPDATE ... RETURNING re-checks and claims the losers in one statement under the
+        # write lock; the ORM's update() cannot say which rows it changed.
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""UPDATE memory_node SET decayed_at = %s

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from memory.embed import get_embedder
-from memory.models import Edge, EdgeKind, Event, EventKind, Trust
+from memory.models import Edge, EdgeKind, Event, EventKind, Node, Trust
 from memory.trust import trust_map
 
 # Cosine at or above which two nodes are "similar". With the hashing embedder, on LoCoMo's real
@@ -48,6 +48,7 @@ def load_live_vectors(*, model: str | None = None, exclude_hidden: bool = True) 
     or rejected nodes, which nothing may link to."""
     embedder = get_embedder()
     model = model or embedder.name
+    # Raw: the vector matrix load, every blob straight off the cursor (no per-row converters).
     with connection.cursor() as cursor:
         cursor.execute(
             """SELECT v.node_id, n.domain, v.dim, v.data FROM memory_vector v
@@ -124,14 +125,10 @@ def crosslink(
 
 
 def _first_live_without_vector(*, after_id: int, model: str) -> int | None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """SELECT min(n.id) FROM memory_node n WHERE n.id > %s AND n.decayed_at IS NULL
-               AND NOT EXISTS (SELECT 1 FROM memory_vector v WHERE v.node_id = n.id
-                               AND v.model = %s)""",
-            [after_id, model],
-        )
-        return cursor.fetchone()[0]
+    missing = Node.objects.filter(pk__gt=after_id, decayed_at__isnull=True).exclude(
+        vectors__model=model
+    )
+    return missing.order_by("id").values_list("id", flat=True).first()
 
 
 def _nearest_older(

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memory import audit
-from memory.models import EventKind
+from memory.models import EventKind, Node
 
 FLOOR = 3
 PERCENTILE = 0.95
@@ -26,20 +26,12 @@ ACTOR = "sleep"
 def promotion_threshold() -> int:
     """The access count at which a live node becomes permanent now (see the module docstring).
     Reads no clock: access counts only."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM memory_node WHERE decayed_at IS NULL AND access_count > 0"
-        )
-        read = cursor.fetchone()[0]
-        if not read:
-            return FLOOR
-        cursor.execute(
-            """SELECT access_count FROM memory_node
-               WHERE decayed_at IS NULL AND access_count > 0
-               ORDER BY access_count LIMIT 1 OFFSET %s""",
-            [math.ceil(PERCENTILE * read) - 1],
-        )
-        return max(FLOOR, cursor.fetchone()[0])
+    read = Node.objects.filter(decayed_at__isnull=True, access_count__gt=0)
+    count = read.count()
+    if not count:
+        return FLOOR
+    ranked = read.order_by("access_count").values_list("access_count", flat=True)
+    return max(FLOOR, ranked[math.ceil(PERCENTILE * count) - 1])
 
 
 def promote(
@@ -53,32 +45,21 @@ def promote(
     writes their promoted_permanent events in one transaction. Never touches decayed nodes.
     Returns {"count": promoted (or that would be), "threshold": t}."""
     threshold = promotion_threshold()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """SELECT id FROM memory_node WHERE decayed_at IS NULL AND permanent = 0
-               AND access_count >= %s ORDER BY id""",
-            [threshold],
-        )
-        ids = [row[0] for row in cursor.fetchall()]
-    if limit is not None:
-        ids = ids[:limit]
+    due = Node.objects.filter(decayed_at__isnull=True, permanent=False)
+    ids = list(
+        due.filter(access_count__gte=threshold).order_by("id").values_list("id", flat=True)[:limit]
+    )
     if dry_run:
         return {"count": len(ids), "threshold": threshold}
     promoted = 0
     for start in range(0, len(ids), BATCH):
         now = timezone.now()
-        chunk = ids[start : start + BATCH]
-        marks = ",".join(["%s"] * len(chunk))
         with transaction.atomic():
-            with connection.cursor() as cursor:
-                # Re-checked under the write lock: a node decayed meanwhile is not promoted.
-                cursor.execute(
-                    f"""UPDATE memory_node SET permanent = 1, permanent_at = %s
-                        WHERE id IN ({marks}) AND permanent = 0 AND decayed_at IS NULL
-                        RETURNING id""",
-                    [connection.ops.adapt_datetimefield_value(now), *chunk],
-                )
-                done = sorted(row[0] for row in cursor.fetchall())
+            # Re-checked under the write lock (BEGIN IMMEDIATE; FOR UPDATE where the database
+            # has it): a node decayed meanwhile is not promoted.
+            still = due.filter(pk__in=ids[start : start + BATCH]).select_for_update()
+            done = sorted(still.values_list("id", flat=True))
+            Node.objects.filter(pk__in=done).update(permanent=True, permanent_at=now)
             audit.record_many(
                 EventKind.PROMOTED_PERMANENT,
                 done,

@@ -1,0 +1,65 @@
+"""The agents' request parameters, parsed: each helper refuses a bad value with Invalid (400)
+naming the field, so every operation in agents/operations.py reads its input the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from memory.clocks import parse_instant
+from memory.errors import Invalid
+from memory.visibility import SCOPES
+
+
+def check_fields(
+    data: Mapping[str, Any], *, allowed: frozenset[str], required: tuple[str, ...]
+) -> None:
+    if unknown := sorted(set(data) - allowed):
+        raise Invalid(
+            f"unknown field(s): {', '.join(unknown)}; expected: {', '.join(sorted(allowed))}",
+            code="unknown_field",
+        )
+    if missing := [name for name in required if data.get(name) in (None, "")]:
+        raise Invalid(f"missing field(s): {', '.join(missing)}", code="missing_field")
+
+
+def text(data: Mapping[str, Any], name: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str):
+        raise Invalid(f"{name} must be text", code="bad_field")
+    return value
+
+
+def integer(value: Any, *, name: str, low: int, high: int, default: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise Invalid(f"{name} must be an integer", code="bad_field") from None
+    if not low <= number <= high:
+        raise Invalid(f"{name} must be between {low} and {high}", code="bad_field")
+    return number
+
+
+def scope(value: Any) -> str:
+    chosen = value or "home"
+    if chosen not in SCOPES:
+        raise Invalid(f"scope must be one of {', '.join(SCOPES)}", code="bad_scope")
+    return chosen
+
+
+def as_of(value: Any) -> datetime | None:
+    return parse_instant(value, field="as_of")
+
+
+def domains_param(value: Any) -> list[str] | None:
+    """domain as a list, a comma-separated string, or absent."""
+    if value in (None, "", []):
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise Invalid("domain must be a label or a list of labels", code="bad_domain")
+    return [v.strip() for v in value if v.strip()]
