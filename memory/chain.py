@@ -21,7 +21,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import connection
@@ -30,6 +30,8 @@ from django.utils import timezone
 GENESIS = "0" * 64
 _PG_CHAIN_LOCK = 0x67726F7665  # "grove"
 _BATCH = 2000
+# Sleep verifies incrementally from the last checkpoint; once a week it starts from the first event.
+FULL_EVERY = timedelta(days=7)
 
 
 def canonical(value: Any) -> Any:
@@ -165,16 +167,27 @@ def verify(*, after: int = 0, prev: str = GENESIS) -> ChainReport:
     return ChainReport(first, through, prev, count, None)
 
 
-def verify_from_checkpoint(*, full: bool = False) -> ChainReport:
-    """Verify from the last stored checkpoint (or the start when `full` or none is stored),
-    then store a new checkpoint through the last event verified when the chain holds.
+def full_due(*, now: datetime | None = None) -> bool:
+    """True when no full verification is stored from the last FULL_EVERY (store clock)."""
+    from memory.models import ChainCheckpoint
+
+    since = (now or timezone.now()) - FULL_EVERY
+    return not ChainCheckpoint.objects.filter(full=True, verified_at__gte=since).exists()
+
+
+def verify_from_checkpoint(*, full: bool | None = False) -> ChainReport:
+    """Verify from the last stored checkpoint (from the first event when `full`, when none is
+    stored, or, with full=None, when a weekly full run is due), then store a checkpoint through
+    the last event verified when the chain holds. Reads the store clock (verified_at).
 
     The checkpoint's own event must still carry the hash it had when checked; a mismatch there
-    is a break too (full verification names the first edited event)."""
+    is a break too (a full verification names the first edited event)."""
     from django.db import transaction
 
     from memory.models import ChainCheckpoint, Event
 
+    if full is None:
+        full = full_due()
     mark = None if full else ChainCheckpoint.objects.order_by("-id").first()
     after, prev = 0, GENESIS
     if mark is not None:
@@ -190,10 +203,10 @@ def verify_from_checkpoint(*, full: bool = False) -> ChainReport:
             )
         after, prev = mark.event_id, mark.chain_hash
     report = verify(after=after, prev=prev)
-    if report.ok and report.through_id is not None and report.count:
+    if report.ok and report.through_id is not None and (report.count or mark is None):
         with transaction.atomic():
             ChainCheckpoint.objects.create(
-                event_id=report.through_id, chain_hash=report.through_hash, full=full
+                event_id=report.through_id, chain_hash=report.through_hash, full=mark is None
             )
     return report
 

@@ -271,7 +271,19 @@ def verify_scroll(conversation: str) -> dict[str, Any]:
     Streams the file line by line (the check reads it all, but hands nothing out). Returns
     {"conversation", "records", "ok", "problems": [...]}.
     """
-    path, _ = _size(conversation)
+    _size(conversation)
+    return {"conversation": conversation, **verify_scroll_file(scroll_name(conversation))}
+
+
+def verify_scroll_file(name: str) -> dict[str, Any]:
+    """verify_scroll for the scroll a pair points at (its stored scroll_path, relative to the
+    scroll directory): {"records", "ok", "problems"}. A missing file is a problem, not an error."""
+    base = scroll_dir().resolve()
+    path = (base / name).resolve()
+    if not path.is_relative_to(base):
+        return {"records": 0, "ok": False, "problems": ["the pointer leaves the scroll directory"]}
+    if not path.is_file():
+        return {"records": 0, "ok": False, "problems": ["the scroll file is missing"]}
     problems: list[str] = []
     count = 0
     expected = 1
@@ -292,7 +304,7 @@ def verify_scroll(conversation: str) -> dict[str, Any]:
             if record.get("seq") != expected:
                 problems.append(f"offset {here}: seq {record.get('seq')}, expected {expected}")
             expected = (record.get("seq") or expected) + 1
-    pairs = Node.objects.filter(kind=Kind.PAIR, scroll_path=scroll_name(conversation))
+    pairs = Node.objects.filter(kind=Kind.PAIR, scroll_path=name)
     for pair_id, pair_offset, pair_hash in pairs.values_list("pk", "scroll_offset", "scroll_hash"):
         with path.open("rb") as handle:
             handle.seek(pair_offset)
@@ -303,9 +315,4 @@ def verify_scroll(conversation: str) -> dict[str, Any]:
             matches = False
         if not matches:
             problems.append(f"pair {pair_id} points at offset {pair_offset}, which does not match")
-    return {
-        "conversation": conversation,
-        "records": count,
-        "ok": not problems,
-        "problems": problems,
-    }
+    return {"records": count, "ok": not problems, "problems": problems}
