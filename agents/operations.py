@@ -24,12 +24,12 @@ from memory.authority import authority_report
 from memory.clocks import parse_instant
 from memory.errors import Forbidden, Invalid, NotFound
 from memory.models import ApiToken, Node
-from memory.read import read
+from memory.read import read, visible_node
 from memory.recall import recall
 from memory.scroll import commit_turn as scroll_commit
 from memory.tokens import actor_of
 from memory.trust import trust_map
-from memory.visibility import MAX_ID, SCOPES, visible_ids
+from memory.visibility import MAX_ID, SCOPES, Visibility, visible_ids
 from memory.write import WriteResult, write_node
 from review.ceremony import propose as ceremony_propose
 
@@ -212,6 +212,7 @@ def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, A
         referent_time=data.get("referent_time"),
         metadata=metadata,
         actor=actor_of(token),
+        token=token,
     )
     return _written(result)
 
@@ -234,6 +235,7 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
         domain=domain,
         referent_time=data.get("referent_time"),
         holder=actor,
+        token=token,
     )
     return _written(result)
 
@@ -278,9 +280,11 @@ def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
 
 def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, Any]:
     """Who decided what about a node (its authority events and derived trust). Refuses
-    (NotFound) nodes the token cannot see."""
-    _visible_node(token, node_id)
-    return authority_report(node_id, domains=list(token.domains), as_of=_as_of(as_of))
+    (NotFound) what read refuses: nodes outside the token's domains, decayed (now, or as of
+    as_of), sealed or rejected, so authority never says more than read would."""
+    when = _as_of(as_of)
+    visible_node(node_id, vis=Visibility.of(domains=token.domains, scope="both", as_of=when))
+    return authority_report(node_id, domains=list(token.domains), as_of=when)
 
 
 def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -292,7 +296,9 @@ def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str,
     if not isinstance(reason, str):
         raise Invalid("reason must be text", code="bad_field")
     _visible_node(token, node_id)
-    ceremony_propose(node_id, actor=actor_of(token), reason=reason, domains=list(token.domains))
+    ceremony_propose(
+        node_id, actor=actor_of(token), reason=reason, domains=list(token.domains), token=token
+    )
     return {"id": node_id, "trust": trust_map([node_id])[node_id]}
 
 

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from memory.clocks import parse_instant
 from memory.errors import Invalid, NotFound, TooLarge
-from memory.models import EdgeKind, Jurisdiction, Kind, Node
+from memory.models import ApiToken, EdgeKind, Jurisdiction, Kind, Node
 from memory.write import ScrollPointer, WriteResult, scrub, write_node
 
 READ_LIMIT = 8192
@@ -130,8 +130,10 @@ def commit_turn(
     domain: str = "personal",
     referent_time: str | datetime | None = None,
     holder: str | None = None,
+    token: ApiToken | None = None,
 ) -> WriteResult:
-    """Append a turn to the conversation's scroll, then write its pair node.
+    """Append a turn to the conversation's scroll, then write its pair node (recording the
+    agent `token` it came through, if any).
 
     The pair points into the scroll (path, offset, record hash), responds_to the previous pair
     of the conversation, and cites every wild node `holder` read since their last pair.
@@ -187,6 +189,7 @@ def commit_turn(
             referent_time=referent,
             metadata={"conversation": conversation, "seq": record["seq"]},
             scroll=ScrollPointer(path=name, offset=offset, hash=record["sha256"]),
+            token=token,
         )
         if holder:
             consume_cites(holder=holder, pair=result.node)
