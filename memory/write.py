@@ -374,6 +374,7 @@ def _insert(request: _Request) -> Node:
                 EventKind.ARRIVED,
                 node=node,
                 actor=request.actor,
+                at=node.created_at,  # arrival is the store clock (an importer may back-date it)
                 detail={
                     "body_hash": node.body_hash,
                     "content_key": node.content_key,

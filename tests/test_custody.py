@@ -84,14 +84,14 @@ def test_no_statement_form_changes_an_edges_kind(make_note, form):
     assert Edge.objects.get(pk=edge.pk).kind == "derived_from"
 
 
-def test_replace_by_the_edge_triple_leaves_the_edge_as_it_was(make_note):
+def test_replace_by_the_edge_triple_is_refused(make_note):
     edge = Edge.objects.get(from_node=make_note("Edged."))
-    raw(
-        "REPLACE INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, created_by)"
-        " VALUES (%s, %s, %s, 9, '2001-01-01', 'forger')",
-        (edge.from_node_id, edge.to_node_id, edge.kind),
-    )
-    assert list(Edge.objects.filter(from_node_id=edge.from_node_id).values_list("pk", "created_by"))
+    with pytest.raises(DatabaseError, match="memory_edge_no_replace"):
+        raw(
+            "REPLACE INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at,"
+            " created_by) VALUES (%s, %s, %s, 9, '2001-01-01', 'forger')",
+            (edge.from_node_id, edge.to_node_id, edge.kind),
+        )
     assert Edge.objects.get(pk=edge.pk).created_by == edge.created_by
 
 

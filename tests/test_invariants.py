@@ -126,15 +126,13 @@ def test_it_refuses_an_unknown_edge_kind(note, root_note):
     )
 
 
-def test_a_duplicate_edge_changes_nothing(note, root_note):
-    # RAISE(IGNORE): sleep's INSERT OR IGNORE keeps working, and REPLACE cannot rewrite the edge.
-    before = list(Edge.objects.filter(from_node=note).values_list("id", "created_by"))
-    raw(
+def test_it_refuses_a_duplicate_edge(note, root_note):
+    refused(
         "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, created_by) "
         "VALUES (%s, %s, 'derived_from', 1, '2026-01-01', 'x')",
         (note.pk, root_note.pk),
+        "memory_edge_no_replace",
     )
-    assert list(Edge.objects.filter(from_node=note).values_list("id", "created_by")) == before
 
 
 NODE_INSERT = (

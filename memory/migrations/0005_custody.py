@@ -103,7 +103,7 @@ TRIGGERS = [
     CREATE TRIGGER memory_edge_no_replace_pair BEFORE INSERT ON memory_edge
     WHEN EXISTS (SELECT 1 FROM memory_edge WHERE from_node_id = NEW.from_node_id
                  AND to_node_id = NEW.to_node_id AND kind = NEW.kind)
-    BEGIN SELECT RAISE(IGNORE); END
+    BEGIN SELECT RAISE(ABORT, 'memory_edge_no_replace: an edge (from, to, kind) exists once and is never replaced'); END
     """,
     """
     CREATE TRIGGER memory_event_no_second_verdict BEFORE INSERT ON memory_event
