@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from _acts import root_as_owner
+from _realdb import real_db_fixture  # noqa: F401 (a fixture)
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
@@ -237,3 +238,29 @@ def test_the_command_reports_how_far_the_record_is_verified(make_note, capsys):
     call_command("integrity")
     last = Event.objects.latest("id").pk
     assert f"record verified through event {last}" in capsys.readouterr().out
+
+
+# --- the chain under concurrent writers -----------------------------------------------------
+
+_WRITER_CHILD = """
+import os, sys, time, django
+django.setup()
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.002)
+from memory.write import write_node
+for i in range(25):
+    write_node(body=f"{sys.argv[2]} note {i}", kind="import", jurisdiction="wild",
+               signature=sys.argv[2], source="race.md")
+print("done")
+"""
+
+
+def test_two_processes_writing_at_once_leave_one_unbroken_chain(real_db, tmp_path):
+    from _realdb import run_together
+
+    outcomes = run_together(_WRITER_CHILD, [["a"], ["b"]], db=real_db, tmp_path=tmp_path)
+    assert outcomes == ["done", "done"]
+    report = verify()
+    assert report.ok, report.broken
+    assert report.count == Event.objects.filter(kind="arrived").count() == 50
