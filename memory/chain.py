@@ -96,7 +96,7 @@ _COLUMNS = (
 )
 
 
-def _rows(after: int) -> Iterator[tuple]:
+def event_rows(after: int) -> Iterator[tuple]:
     """Events after id `after`, in id order, read raw in batches (what is in the file)."""
     while True:
         with connection.cursor() as cursor:
@@ -150,7 +150,7 @@ def verify(*, after: int = 0, prev: str = GENESIS) -> ChainReport:
     first: int | None = None
     through: int | None = after or None
     count = 0
-    for row in _rows(after):
+    for row in event_rows(after):
         event_id, kind, stored = row[0], row[2], row[-1]
         first = event_id if first is None else first
         expected = digest_of_row(row, prev)

@@ -264,3 +264,31 @@ def test_two_processes_writing_at_once_leave_one_unbroken_chain(real_db, tmp_pat
     report = verify()
     assert report.ok, report.broken
     assert report.count == Event.objects.filter(kind="arrived").count() == 50
+
+
+def test_the_migration_chains_existing_rows_and_gives_each_node_its_arrival(real_db):
+    import hashlib
+
+    call_command("migrate", "memory", "0003", verbosity=0)
+    body = "Old words with a zero\u200bwidth space."
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    raw(
+        "INSERT INTO memory_node (body, body_hash, content_key, jurisdiction, kind, domain,"
+        " signature, source, metadata, created_at, scroll_path, scroll_hash, access_count,"
+        " permanent) VALUES (%s, %s, %s, 'wild', 'import', 'personal', 'imp', 'a.md', '{}',"
+        " '2026-01-01', '', '', 0, 0)",
+        (body, digest, digest),
+    )
+    raw(
+        "INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail)"
+        " VALUES ('2026-01-02', 'kept', 1, 'owner', '', '{}', '{}')"
+    )
+    call_command("migrate", verbosity=0)
+    from memory.write import content_key_of
+
+    node = Node.objects.get()
+    assert node.content_key == content_key_of(body) != digest
+    assert list(Event.objects.order_by("id").values_list("kind", flat=True)) == ["kept", "arrived"]
+    report = verify()
+    assert report.ok and report.count == 2
+    assert all(run.ok for run in run_checks(["nodes_disagree_with_arrival", "hash_chain"]))

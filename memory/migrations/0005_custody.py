@@ -16,7 +16,6 @@ every event in id order. The SQL is SQLite's; PostgreSQL needs its own twins.
 """
 
 import hashlib
-import json
 import re
 import unicodedata
 
@@ -157,17 +156,17 @@ def _snapshot(node) -> dict:
 
 
 def backfill(apps, schema_editor) -> None:
-    from memory.chain import GENESIS, event_digest
+    from memory.chain import GENESIS, digest_of_row, event_rows
 
     Node = apps.get_model("memory", "Node")
     Event = apps.get_model("memory", "Event")
-    for node in Node.objects.iterator(chunk_size=2000):
-        key = _content_key(node.body)
-        if key != node.content_key:
-            Node.objects.filter(pk=node.pk).update(content_key=key)
     arrived = set(Event.objects.filter(kind="arrived").values_list("node_id", flat=True))
     pending = []
     for node in Node.objects.order_by("id").iterator(chunk_size=2000):
+        key = _content_key(node.body)
+        if key != node.content_key:
+            Node.objects.filter(pk=node.pk).update(content_key=key)
+            node.content_key = key
         if node.pk in arrived:
             continue
         pending.append(
@@ -185,23 +184,18 @@ def backfill(apps, schema_editor) -> None:
             Event.objects.bulk_create(pending)
             pending = []
     Event.objects.bulk_create(pending)
-    prev = GENESIS
-    for event in Event.objects.order_by("id").iterator(chunk_size=2000):
-        digest = event_digest(
-            prev=prev,
-            at=event.at,
-            kind=event.kind,
-            node_id=event.node_id,
-            actor=event.actor,
-            reason=event.reason,
-            related_node_id=event.related_node_id,
-            snapshot=json.loads(json.dumps(event.snapshot)),
-            detail=json.loads(json.dumps(event.detail)),
-            token_id=event.token_id,
-        )
-        if event.chain_hash != digest:
-            Event.objects.filter(pk=event.pk).update(chain_hash=digest)
-        prev = digest
+    # The chain, in id order, computed exactly as verification recomputes it (from raw rows).
+    prev, updates = GENESIS, []
+    with schema_editor.connection.cursor() as cursor:
+        for row in event_rows(0):
+            prev = digest_of_row(row, prev)
+            if row[-1] != prev:
+                updates.append((prev, row[0]))
+            if len(updates) >= 5000:
+                cursor.executemany("UPDATE memory_event SET chain_hash = %s WHERE id = %s", updates)
+                updates = []
+        if updates:
+            cursor.executemany("UPDATE memory_event SET chain_hash = %s WHERE id = %s", updates)
 
 
 class Migration(migrations.Migration):
