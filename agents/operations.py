@@ -278,12 +278,17 @@ def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
     )
 
 
+def _readable(token: ApiToken, node_id: int, *, as_of: datetime | None = None) -> None:
+    """Refuse (NotFound) what read would refuse: outside the token's domains, decayed (now, or
+    as of as_of), sealed or rejected. An agent learns no more about a node by id than read says."""
+    visible_node(node_id, vis=Visibility.of(domains=token.domains, scope="both", as_of=as_of))
+
+
 def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, Any]:
     """Who decided what about a node (its authority events and derived trust). Refuses
-    (NotFound) what read refuses: nodes outside the token's domains, decayed (now, or as of
-    as_of), sealed or rejected, so authority never says more than read would."""
+    (NotFound) what read refuses (_readable), so authority never says more than read would."""
     when = _as_of(as_of)
-    visible_node(node_id, vis=Visibility.of(domains=token.domains, scope="both", as_of=when))
+    _readable(token, node_id, as_of=when)
     return authority_report(node_id, domains=list(token.domains), as_of=when)
 
 
@@ -295,7 +300,7 @@ def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str,
     reason = data.get("reason") or ""
     if not isinstance(reason, str):
         raise Invalid("reason must be text", code="bad_field")
-    _visible_node(token, node_id)
+    _readable(token, node_id)  # a decayed node is 404 here too, as for read and authority
     ceremony_propose(
         node_id, actor=actor_of(token), reason=reason, domains=list(token.domains), token=token
     )

@@ -127,7 +127,7 @@ def test_authority_lists_no_sealed_origin_to_an_agent(client, make_note):
     assert listed == []
 
 
-def test_authority_of_a_decayed_node_answers_like_read(client, make_note):
+def test_authority_and_propose_of_a_decayed_node_answer_like_read(client, make_note):
     node = make_note("Faded words.")
     agent = make_agent(client)
     assert agent.get(f"nodes/{node.pk}/authority").status_code == 200
@@ -136,6 +136,7 @@ def test_authority_of_a_decayed_node_answers_like_read(client, make_note):
         audit.record("decayed", node=node, actor="sleep", reason="age_no_access")
     assert agent.get(f"nodes/{node.pk}").status_code == 404
     assert agent.get(f"nodes/{node.pk}/authority").status_code == 404
+    assert agent.post(f"nodes/{node.pk}/propose", {}).status_code == 404
 
 
 # --- the admin ----------------------------------------------------------------------------
