@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -251,19 +251,23 @@ def write_node(
         created_at=created_at,
         token=token,
     )
+    claim = request.kind not in OCCURRENCE_KINDS  # occurrences are never merged or refused
     with transaction.atomic():
         origin_ids = {origin_id for origin_id, _ in request.links}
         found = set(Node.objects.filter(pk__in=origin_ids).values_list("pk", flat=True))
         if missing := sorted(origin_ids - found):
             raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
-        refused_by = None
-        if request.kind not in OCCURRENCE_KINDS:
-            refused_by = _tombstone(request)
-            if refused_by is None and (known := _known(request)) is not None:
-                return known
+        refused_by = _tombstone(request) if claim else None
         if refused_by is None:
+            if claim and (known := _known(request)) is not None:
+                return known
             return WriteResult(_insert(request), "created")
-    # The refusal is recorded on the predecessor after the (empty) lookup transaction ends.
+    _refuse(request, refused_by)
+
+
+def _refuse(request: _Request, refused_by: int) -> NoReturn:
+    """Record the refusal on the rejected predecessor (its own transaction: the lookup stored
+    nothing) and raise the tombstone's Conflict."""
     with transaction.atomic():
         audit.record(
             EventKind.REARRIVAL_REFUSED,
