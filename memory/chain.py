@@ -8,7 +8,10 @@ snapshot carries the node's body_hash and immutable columns (integrity compares 
 Like Git's commits (and RFC 6962's log, without the tree), an edit anywhere changes that entry's
 hash, and the edited entry is the first whose recomputed hash differs from the stored one; an
 entry rewritten with a fresh hash breaks its successor's link instead. Verification names the
-first entry that breaks.
+first entry that breaks. Someone holding the file could recompute every hash after an edit, so
+each verified checkpoint is also appended to an anchor file outside the database
+(GROVE_CHAIN_ANCHOR; RFC 6962 publishes its tree heads for the same reason), and integrity
+checks the database still carries every anchored hash.
 
 The tail is read under the write lock: on SQLite every transaction is BEGIN IMMEDIATE, so the
 writer that reads the tail is the only writer until it commits; on PostgreSQL a transaction-level
@@ -19,11 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -205,10 +211,50 @@ def verify_from_checkpoint(*, full: bool | None = False) -> ChainReport:
     report = verify(after=after, prev=prev)
     if report.ok and report.through_id is not None and (report.count or mark is None):
         with transaction.atomic():
-            ChainCheckpoint.objects.create(
+            checkpoint = ChainCheckpoint.objects.create(
                 event_id=report.through_id, chain_hash=report.through_hash, full=mark is None
             )
+        _anchor(checkpoint)
     return report
+
+
+def _anchor(checkpoint) -> None:
+    """Append the checkpoint to the anchor file (after its commit; a line per checkpoint)."""
+    path = Path(settings.GROVE_CHAIN_ANCHOR)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = {
+        "event_id": checkpoint.event_id,
+        "chain_hash": checkpoint.chain_hash,
+        "verified_at": checkpoint.verified_at.isoformat(),
+    }
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, sort_keys=True) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def anchors_disagree() -> list[str]:
+    """Anchored checkpoints whose event no longer carries the anchored hash (or is gone): the
+    record was rewritten after it was verified, even if its chain now verifies again."""
+    path = Path(settings.GROVE_CHAIN_ANCHOR)
+    if not path.is_file():
+        return []
+    anchored: dict[int, tuple[str, str]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, text in enumerate(handle, 1):
+            try:
+                line = json.loads(text)
+                anchored[int(line["event_id"])] = (line["chain_hash"], line["verified_at"])
+            except (ValueError, KeyError, TypeError):
+                return [f"anchor line {number} is not a checkpoint: the anchor file was edited"]
+    from memory.models import Event
+
+    held = dict(Event.objects.filter(pk__in=list(anchored)).values_list("pk", "chain_hash"))
+    return [
+        f"event {event_id} does not carry the hash anchored at {when}: the record was rewritten"
+        for event_id, (digest, when) in sorted(anchored.items())
+        if held.get(event_id) != digest
+    ]
 
 
 def last_checkpoint():

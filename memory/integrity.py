@@ -205,6 +205,13 @@ def hash_chain(*, full: bool | None = False) -> list[str]:
     return [] if report.ok else [report.broken or "the chain is broken"]
 
 
+def chain_anchors() -> list[str]:
+    """Every checkpoint anchored outside the database is still carried by its event."""
+    from memory.chain import anchors_disagree
+
+    return anchors_disagree()
+
+
 CHECKS: dict[str, Callable[[], list[str]]] = {
     "permanent_but_decayed": permanent_but_decayed,
     "decayed_without_event": decayed_without_event,
@@ -217,6 +224,7 @@ CHECKS: dict[str, Callable[[], list[str]]] = {
     "nodes_disagree_with_arrival": nodes_disagree_with_arrival,
     "scrolls_disagree_with_pairs": scrolls_disagree_with_pairs,
     "hash_chain": hash_chain,
+    "chain_anchors": chain_anchors,
 }
 
 

@@ -292,3 +292,20 @@ def test_the_migration_chains_existing_rows_and_gives_each_node_its_arrival(real
     report = verify()
     assert report.ok and report.count == 2
     assert all(run.ok for run in run_checks(["nodes_disagree_with_arrival", "hash_chain"]))
+
+
+def test_a_rewrite_with_every_hash_recomputed_still_disagrees_with_the_anchor(make_note):
+    from memory.chain import GENESIS, digest_of_row, event_rows
+
+    make_note("Anchored words.")
+    mark = verify_from_checkpoint()
+    assert not failing("chain_anchors")
+    raw("DROP TRIGGER memory_event_no_update")
+    raw("UPDATE memory_event SET actor = 'forger' WHERE id = 1")
+    prev = GENESIS
+    for row in list(event_rows(0)):  # the forger recomputes the whole chain
+        prev = digest_of_row(row, prev)
+        raw("UPDATE memory_event SET chain_hash = %s WHERE id = %s", (prev, row[0]))
+    assert verify().ok  # the chain itself holds again ...
+    (violation,) = failing("chain_anchors")  # ... but not against the anchor outside the file
+    assert violation.startswith(f"event {mark.through_id} does not carry the hash anchored")
