@@ -233,6 +233,15 @@ def test_a_rewritten_checkpointed_event_is_refused_incrementally(make_note):
     assert "no longer carries the hash" in verify_from_checkpoint().broken
 
 
+def test_a_checkpoint_cannot_be_moved_or_erased(make_note):
+    make_note("First.")
+    verify_from_checkpoint()
+    with pytest.raises(DatabaseError, match="append_only"):
+        raw("UPDATE memory_chaincheckpoint SET event_id = 1")
+    with pytest.raises(DatabaseError, match="append_only"):
+        raw("DELETE FROM memory_chaincheckpoint")
+
+
 def test_the_command_reports_how_far_the_record_is_verified(make_note, capsys):
     make_note("Verified.")
     call_command("integrity")

@@ -105,6 +105,14 @@ TRIGGERS = [
     BEGIN SELECT RAISE(ABORT, 'memory_edge_no_replace: an edge (from, to, kind) exists once and is never replaced'); END
     """,
     """
+    CREATE TRIGGER memory_chaincheckpoint_no_update BEFORE UPDATE ON memory_chaincheckpoint
+    BEGIN SELECT RAISE(ABORT, 'memory_chaincheckpoint_append_only: checkpoints are never changed'); END
+    """,
+    """
+    CREATE TRIGGER memory_chaincheckpoint_no_delete BEFORE DELETE ON memory_chaincheckpoint
+    BEGIN SELECT RAISE(ABORT, 'memory_chaincheckpoint_append_only: checkpoints are never deleted'); END
+    """,
+    """
     CREATE TRIGGER memory_event_no_second_verdict BEFORE INSERT ON memory_event
     WHEN NEW.kind IN ('rooted', 'superseded') AND EXISTS (
         SELECT 1 FROM memory_event WHERE node_id = NEW.node_id AND kind = NEW.kind)
@@ -119,6 +127,8 @@ NEW_TRIGGERS = [
     "memory_recalllog_no_replace",
     "memory_edge_no_replace_pair",
     "memory_event_no_second_verdict",
+    "memory_chaincheckpoint_no_update",
+    "memory_chaincheckpoint_no_delete",
 ]
 
 
