@@ -108,7 +108,7 @@ def _check_origins(token: ApiToken, origins: Any) -> None:
         if isinstance(origin, Mapping):
             try:
                 ids.add(int(origin.get("id")))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 continue
     if missing := sorted(ids - _visible_ids(token, ids)):
         raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
@@ -129,6 +129,29 @@ def check_fields(
         raise Invalid(f"missing field(s): {', '.join(missing)}", code="missing_field")
 
 
+def check_text(value: Any) -> None:
+    """Refuse (Invalid, bad_text) any string, key or value, nested at any depth, that UTF-8
+    cannot encode (a lone surrogate such as "\\ud800" in JSON): it could be neither hashed,
+    stored nor answered. Iterative, so nesting depth costs no recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Invalid(
+                    "text holds a lone surrogate (an unpaired \\ud800-\\udfff escape), "
+                    "which is not Unicode text",
+                    code="bad_text",
+                ) from None
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+
+
 def _text(data: Mapping[str, Any], name: str) -> str:
     value = data.get(name)
     if not isinstance(value, str):
@@ -141,7 +164,7 @@ def _int(value: Any, *, name: str, low: int, high: int, default: int) -> int:
         return default
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise Invalid(f"{name} must be an integer", code="bad_field") from None
     if not low <= number <= high:
         raise Invalid(f"{name} must be between {low} and {high}", code="bad_field")
@@ -193,6 +216,7 @@ def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, A
     unknown fields, unseen origins and everything the write path refuses (Invalid, Conflict for
     tombstoned content, TooLarge).
     """
+    check_text(data)
     _require_writable(token)
     check_fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
     domain = _write_domain(token, data.get("domain"))
@@ -222,6 +246,7 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
     Reads the store clock. Refuses read-only tokens and foreign domains (Forbidden), missing or
     non-text fields and naive referent times (Invalid).
     """
+    check_text(data)
     _require_writable(token)
     check_fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
     domain = _write_domain(token, data.get("domain"))
@@ -249,6 +274,7 @@ def recall_packets(
 ) -> dict[str, Any]:
     """Previews (never bodies) for a query, in the token's domains. Logged by recall; does not
     count as reading. Refuses (Invalid) an empty query, a bad scope, limit or as_of."""
+    check_text([q, scope, domain, limit, as_of])
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
     scope = _scope(scope)
@@ -286,6 +312,7 @@ def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
 def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
     """Propose a node for rooting (the owner decides). Refuses read-only tokens (Forbidden) and
     nodes the token cannot see (NotFound); the ceremony refuses the rest."""
+    check_text(data)
     _require_writable(token)
     check_fields(data, allowed=frozenset({"reason"}), required=())
     reason = data.get("reason") or ""
@@ -302,6 +329,7 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
 
     Tickets are held by the token's actor; the walk refuses forged, spent, expired or mismatched
     tickets and unseen nodes with its own errors."""
+    check_text(data)
     holder = actor_of(token)
     if action == "open":
         check_fields(data, allowed=frozenset({"node_id", "scope", "as_of"}), required=("node_id",))
@@ -347,6 +375,7 @@ def context(
     bodies fit the remaining budget (approx tokens = chars / 4). Each body returned is a read
     and counts as an access; bodies that do not fit are skipped unread (their length is looked
     up, which is not reading). Refuses what recall refuses and a budget out of range."""
+    check_text([q, budget, scope, domain, limit, as_of])
     budget_tokens = _int(
         budget, name="budget", low=1, high=MAX_CONTEXT_BUDGET, default=DEFAULT_CONTEXT_BUDGET
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import path, re_path
 
 from agents import operations
 from agents import views as api
@@ -27,4 +27,6 @@ urlpatterns = [
         path(f"nodes/<int:node_id>/{act}", api.owner_only, {"act": act}, name=f"refuse-{act}")
         for act in operations.OWNER_ONLY_ACTS
     ),
+    # Last: any other path under /api/v1/ answers a JSON 404 (agents parse JSON, not HTML).
+    re_path(r"^(?P<rest>.*)$", api.no_route, name="no-route"),
 ]

@@ -66,6 +66,8 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     }
     if trust_now == Trust.SEALED:
         return render(request, "dashboard/node.html", {**context, "sealed": True})
+    if as_of_error:  # a 400 naming the problem; never silently "now" (that would count a read)
+        return render(request, "dashboard/node.html", context, status=400)
     if as_of is not None and node.created_at > as_of:
         return render(request, "dashboard/node.html", {**context, "absent": True}, status=404)
     trust = trust_map([node.pk], as_of=as_of)[node.pk] if as_of else trust_now

@@ -28,7 +28,7 @@ from django.utils import timezone
 from memory.clocks import parse_instant
 from memory.errors import Invalid, NotFound, TooLarge
 from memory.models import EdgeKind, Jurisdiction, Kind, Node
-from memory.write import ScrollPointer, WriteResult, scrub, write_node
+from memory.write import ScrollPointer, WriteResult, check_lengths, scrub, write_node
 
 READ_LIMIT = 8192
 # A conversation name becomes a file name: letters, digits, dot, dash, underscore; no leading
@@ -154,6 +154,7 @@ def commit_turn(
         raise Invalid("the turn is empty once transport scaffolding is removed", code="empty_body")
     if not isinstance(signature, str) or not signature.strip():
         raise Invalid("signature is required: say who wrote this", code="unsigned")
+    check_lengths(source="", signature=signature)
     if not isinstance(domain, str) or not domain.strip():
         raise Invalid("domain must be a non-empty label", code="bad_domain")
     referent = parse_instant(referent_time)

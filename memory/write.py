@@ -84,6 +84,14 @@ class WriteResult:
         return self.status == "created"
 
 
+def check_lengths(*, source: str, signature: str) -> None:
+    """Refuse (TooLarge) a source or signature over its limit: both travel in every packet."""
+    for name, text in (("source", source), ("signature", signature)):
+        limit = getattr(settings, f"GROVE_MAX_{name.upper()}_CHARS")
+        if isinstance(text, str) and len(text) > limit:
+            raise TooLarge(f"{name} has {len(text)} characters; the limit is {limit}")
+
+
 def _choice(value: Any, choices, field: str) -> str:
     if value not in choices.values:
         raise Invalid(
@@ -147,6 +155,7 @@ def write_node(
         raise TooLarge(
             f"body has {len(body)} characters; the limit is {settings.GROVE_MAX_BODY_CHARS}"
         )
+    check_lengths(source=source, signature=signature)
     kind = _choice(kind, Kind, "kind")
     jurisdiction = _choice(jurisdiction, Jurisdiction, "jurisdiction")
     if not isinstance(signature, str) or not signature.strip():
