@@ -60,7 +60,7 @@ def parse_instant(value: str | datetime | None, *, field: str = "referent_time")
     if instant is None or not EARLIEST <= instant <= LATEST:
         raise Invalid(
             f"{field} {value!s} is out of range: use an instant between "
-            f"{EARLIEST:%Y-%m-%d} and {LATEST:%Y-%m-%d} (UTC)",
+            f"{EARLIEST.date()} and {LATEST.date()} (UTC)",
             code="bad_datetime",
         )
     return instant
