@@ -176,6 +176,8 @@ GROVE_MAX_BODY_CHARS = env_int("GROVE_MAX_BODY_CHARS", 100_000)
 # source and signature travel in every recall packet: long enough for a URL or a path#section.
 GROVE_MAX_SOURCE_CHARS = env_int("GROVE_MAX_SOURCE_CHARS", 2000)
 GROVE_MAX_SIGNATURE_CHARS = env_int("GROVE_MAX_SIGNATURE_CHARS", 200)
+# Importers refuse a file over this size before reading it (a per-file error in the summary).
+GROVE_MAX_IMPORT_BYTES = env_int("GROVE_MAX_IMPORT_BYTES", 64_000_000)
 GROVE_MAX_REQUEST_BYTES = env_int("GROVE_MAX_REQUEST_BYTES", 1_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = GROVE_MAX_REQUEST_BYTES
 GROVE_SCROLL_DIR = Path(env("GROVE_SCROLL_DIR", str(DATA_DIR / "scroll")))

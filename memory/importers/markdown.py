@@ -27,7 +27,8 @@ from typing import Any
 from django.db import transaction
 from tqdm import tqdm
 
-from memory.errors import Conflict, GroveError, Invalid
+from memory.errors import Conflict, GroveError
+from memory.importers import files
 from memory.models import Edge, EdgeKind, Jurisdiction, Kind, Node
 from memory.write import write_node
 
@@ -121,22 +122,6 @@ def _key(name: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
-
-
-def _files(root: Path) -> tuple[Path, list[Path]]:
-    if root.is_file():
-        return root.parent, [root]
-    if not root.is_dir():
-        raise Invalid(f"no such file or folder: {root}", code="no_file")
-    found = [
-        path
-        for path in root.rglob("*")
-        if path.suffix.lower() in SUFFIXES
-        and path.is_file()
-        # .obsidian, .git, .trash: the vault's machinery, not its notes
-        and not any(part.startswith(".") for part in path.relative_to(root).parts)
-    ]
-    return root, sorted(found)
 
 
 def _latest_imports(sources: list[str], *, domain: str) -> dict[str, tuple[int, str]]:
@@ -259,22 +244,32 @@ def ingest(
     """Import a markdown/text file or a folder of them (a vault) through write_node.
 
     Reads the store clock only (created_at of new nodes); file times are not taken as event
-    times. One transaction per file: a file that fails (undecodable, a section over the body
-    limit) stores nothing and is reported, the others go on. Refuses (Invalid) a path that is
-    neither a file nor a folder. `tz` is accepted for the ingest command's sake and unused.
+    times. One transaction per file: a file that fails (undecodable, unreadable, a link out of
+    the vault, over GROVE_MAX_IMPORT_BYTES, a section over the body limit) stores nothing and is
+    reported, the others go on. Refuses (Invalid) a path that is neither a file nor a folder.
+    `tz` is accepted for the ingest command's sake and unused.
     """
     domain = domain or "personal"
-    root, paths = _files(Path(path).expanduser().resolve())
+    # .obsidian, .git, .trash: the vault's machinery, not its notes
+    root, paths = files.find(Path(path).expanduser().resolve(), SUFFIXES, skip_hidden=True)
     summary = VaultSummary(files_seen=len(paths))
     items: list[_File] = []
     for file_path in paths:
-        raw = file_path.read_bytes()
         rel = file_path.relative_to(root).as_posix()
+        if refused := files.refusal(file_path, root=root):
+            summary.files_failed += 1
+            summary.errors.append(f"{rel}: {refused}")
+            continue
         try:
+            raw = file_path.read_bytes()
             text = raw.decode("utf-8").replace("\r\n", "\n")
         except UnicodeDecodeError:
             summary.files_failed += 1
             summary.errors.append(f"{rel}: not UTF-8 text")
+            continue
+        except OSError as exc:
+            summary.files_failed += 1
+            summary.errors.append(f"{rel}: could not be read ({exc.strerror})")
             continue
         items.append(_File(file_path, rel, str(file_path), text, hashlib.sha256(raw).hexdigest()))
     latest = _latest_imports([item.source for item in items], domain=domain)
