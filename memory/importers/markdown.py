@@ -140,7 +140,8 @@ def _latest_imports(sources: list[str], *, domain: str) -> dict[str, tuple[int, 
     return latest
 
 
-def _slug(heading: str) -> str:
+def section_slug(heading: str) -> str:
+    """The `#slug` a section's source carries (drift finds the section again by it)."""
     return re.sub(r"[^\w]+", "-", heading.casefold()).strip("-")
 
 
@@ -180,7 +181,7 @@ def _write_file(
                 jurisdiction=Jurisdiction.WILD,
                 signature=actor,
                 origins=[{"id": imported.pk, "relation": EdgeKind.DERIVED_FROM}],
-                source=f"{item.source}#{_slug(heading)}" if heading else item.source,
+                source=f"{item.source}#{section_slug(heading)}" if heading else item.source,
                 domain=domain,
                 metadata={
                     "file_hash": item.file_hash,
