@@ -124,6 +124,18 @@ def _emit(batch: list[Event]) -> Iterator[dict[str, Any]]:
         yield export_row(event, sealed=event.node_id in sealed)
 
 
+# Spreadsheets run a cell that starts with one of these as a formula (CSV injection, OWASP).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: a leading ' before a formula start. Numbers and
+    None pass as they are (only text can be a formula)."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 class _Echo:
     def write(self, value: str) -> str:
         return value
@@ -133,7 +145,7 @@ def csv_lines(qs: QuerySet[Event]) -> Iterator[str]:
     writer = csv.DictWriter(_Echo(), fieldnames=EXPORT_FIELDS)
     yield writer.writeheader()
     for row in _rows(qs):
-        yield writer.writerow(row)
+        yield writer.writerow({name: _cell(value) for name, value in row.items()})
 
 
 def json_chunks(qs: QuerySet[Event]) -> Iterator[str]:

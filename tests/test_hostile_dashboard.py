@@ -56,3 +56,29 @@ def test_an_htmx_restore_with_a_bad_event_is_refused_before_acting(owner_client,
     assert response.status_code == 400
     assert Event.objects.count() == before
     assert Node.objects.get(pk=node.pk).decayed_at is not None
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@"])
+def test_the_csv_export_neutralises_formula_cells(owner_client, make_note, start):
+    import csv
+    import io
+
+    from review.ceremony import propose
+
+    note = make_note("A note to propose.")
+    propose(note.pk, actor="agent:scout", reason=f'{start}HYPERLINK("http://x")')
+    response = owner_client.get("/audit/export.csv", {"kind": "proposed"})
+    [row] = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert row["reason"] == f'\'{start}HYPERLINK("http://x")'
+    assert row["node_id"] == str(note.pk)  # numbers are left alone
+
+
+def test_a_leading_tab_or_carriage_return_is_neutralised_too():
+    from dashboard.auditlog import _cell
+
+    assert (_cell("\t=1+1"), _cell("\r=1"), _cell("plain"), _cell(-3)) == (
+        "'\t=1+1",
+        "'\r=1",
+        "plain",
+        -3,
+    )
