@@ -135,7 +135,8 @@ def build_server(*, token_name: str) -> MCPServer:
         target: int = 0,
     ) -> dict[str, Any]:
         """Walk the graph. open(node_id) -> ticket; around(ticket) -> neighbours with routes;
-        step(ticket, direction in/out/next/prev, target) -> new ticket; read(ticket) -> body."""
+        step(ticket, direction in/out/next/prev/deeper/shallower, target) -> new ticket;
+        read(ticket) -> body. deeper/shallower follow nests edges to extracts and back."""
         fields: dict[str, Any] = {
             "open": {"node_id": node_id},
             "around": {"ticket": ticket},
@@ -143,6 +144,13 @@ def build_server(*, token_name: str) -> MCPServer:
             "step": {"ticket": ticket, "direction": direction, "target": target},
         }[action]
         return _run(token_name, lambda token: api.walk(token, action, fields))
+
+    @server.tool()
+    def extract(node_id: int, start: int, end: int) -> dict[str, Any]:
+        """Make the words body[start:end] of a node (character offsets, end excluded) a node of
+        their own, verbatim, nested in it (walk deeper/shallower between them)."""
+        data = {"start": start, "end": end}
+        return _run(token_name, lambda token: api.extract_part(token, node_id, data)[1])
 
     @server.tool()
     def propose(node_id: int, reason: str = "") -> dict[str, Any]:

@@ -224,6 +224,31 @@ SPEC: dict[str, Any] = {
                 },
             }
         },
+        "/nodes/{node_id}/extract": {
+            "post": {
+                "summary": (
+                    "Make the verbatim span body[start:end] (character offsets, end excluded; "
+                    "surrounding whitespace trimmed) a node nested in this one"
+                ),
+                "parameters": [NODE_ID],
+                "requestBody": _body(
+                    {
+                        "type": "object",
+                        "required": ["start", "end"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "start": {"type": "integer", "minimum": 0},
+                            "end": {"type": "integer", "minimum": 1},
+                            "signature": {"type": "string", "description": "default: the agent"},
+                        },
+                    }
+                ),
+                "responses": {
+                    "201": _json(_ref("Written"), "the extract"),
+                    **_errors(400, 401, 403, 404, 409, 413),
+                },
+            }
+        },
         **{
             f"/nodes/{{node_id}}/{act}": {
                 "post": {
@@ -336,7 +361,7 @@ SPEC: dict[str, Any] = {
                 "required": ["ticket", "direction", "target"],
                 "properties": {
                     "ticket": {"type": "string"},
-                    "direction": {"enum": ["in", "out", "next", "prev"]},
+                    "direction": {"enum": ["in", "out", "next", "prev", "deeper", "shallower"]},
                     "target": {"type": "integer"},
                 },
             },

@@ -23,6 +23,7 @@ from memory import walk as walks
 from memory.authority import authority_report
 from memory.clocks import parse_instant
 from memory.errors import Forbidden, Invalid, NotFound
+from memory.extract import extract
 from memory.models import ApiToken, Node
 from memory.read import read
 from memory.recall import recall
@@ -321,6 +322,28 @@ def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str,
     _visible_node(token, node_id)
     ceremony_propose(node_id, actor=actor_of(token), reason=reason, domains=list(token.domains))
     return {"id": node_id, "trust": trust_map([node_id])[node_id]}
+
+
+def extract_part(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> tuple[int, dict]:
+    """Make the verbatim span body[start:end] of a visible node a node of its own (memory/
+    extract.py), signed by the agent unless it names a signature. Refuses read-only tokens
+    (Forbidden), unseen nodes (NotFound), bad spans (Invalid) and rejected words (Conflict)."""
+    check_text(data)
+    _require_writable(token)
+    check_fields(data, allowed=frozenset({"start", "end", "signature"}), required=("start", "end"))
+    signature = data.get("signature") or actor_of(token)
+    if not isinstance(signature, str):
+        raise Invalid("signature must be text", code="bad_field")
+    _visible_node(token, node_id)
+    result = extract(
+        node_id,
+        start=data["start"],
+        end=data["end"],
+        signature=signature,
+        actor=actor_of(token),
+        domains=list(token.domains),
+    )
+    return _written(result)
 
 
 def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any]:

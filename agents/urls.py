@@ -15,6 +15,7 @@ urlpatterns = [
     path("nodes/<int:node_id>", api.node, name="node"),
     path("nodes/<int:node_id>/authority", api.node_authority, name="authority"),
     path("nodes/<int:node_id>/propose", api.node_propose, name="propose"),
+    path("nodes/<int:node_id>/extract", api.node_extract, name="extract"),
     path("turns", api.turns, name="turns"),
     path("recall", api.recall_view, name="recall"),
     path("context", api.context_view, name="context"),

@@ -21,6 +21,7 @@ from agents.operations import (
     check_fields,
     commit_turn,
     context,
+    extract_part,
     propose,
     read_node,
     recall_packets,
@@ -131,6 +132,11 @@ def node_authority(request: HttpRequest, token: ApiToken, data: dict[str, Any], 
 @agent_endpoint("POST")
 def node_propose(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
     return 200, propose(token, node_id, data)
+
+
+@agent_endpoint("POST")
+def node_extract(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return extract_part(token, node_id, data)
 
 
 @agent_endpoint("POST")

@@ -5,6 +5,7 @@ They read raw SQL on purpose: they must see what is in the file, whatever the OR
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -278,3 +279,28 @@ CHECKS.update(
         "similar_edges_duplicated": similar_edges_duplicated,
     }
 )
+
+
+def nests_not_verbatim() -> list[str]:
+    """Every nests edge (container -> part) has a part whose body is the container's body at
+    the span the part records (metadata.extract), word for word (memory/extract.py)."""
+    found = []
+    for edge_id, outer_id, inner_id, outer, inner, meta in _rows(
+        """SELECT e.id, e.from_node_id, e.to_node_id, p.body, c.body, c.metadata
+           FROM memory_edge e JOIN memory_node p ON p.id = e.from_node_id
+           JOIN memory_node c ON c.id = e.to_node_id WHERE e.kind = 'nests'"""
+    ):
+        span = (meta if isinstance(meta, dict) else json.loads(meta or "{}")).get("extract") or {}
+        start, end = span.get("start"), span.get("end")
+        verbatim = (
+            span.get("parent") == outer_id
+            and isinstance(start, int)
+            and isinstance(end, int)
+            and outer[start:end] == inner
+        )
+        if not verbatim:
+            found.append(f"nests edge {edge_id}: node {inner_id} is not verbatim in {outer_id}")
+    return found
+
+
+CHECKS["nests_not_verbatim"] = nests_not_verbatim

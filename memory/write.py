@@ -113,6 +113,8 @@ def _parse_origins(origins: Iterable[Mapping[str, Any]] | None) -> list[tuple[in
                 f"origin id {origin['id']!r} is not a node id", code="bad_origin"
             ) from None
         relation = _choice(origin.get("relation", EdgeKind.DERIVED_FROM), EdgeKind, "edge_kind")
+        if relation == EdgeKind.NESTS:  # container -> part, made only by extract (nest_into)
+            raise Invalid("nests edges are made by extracting, not named", code="bad_origin")
         parsed.append((origin_id, relation))
     return parsed
 
@@ -140,6 +142,7 @@ def write_node(
     scroll: ScrollPointer | None = None,
     actor: str | None = None,
     created_at: datetime | None = None,
+    nest: Nest | None = None,
 ) -> WriteResult:
     """Write one node through scrub, validation and the tombstone/revival/duplicate lookup.
 
@@ -147,7 +150,8 @@ def write_node(
     Refuses (Invalid) unknown kinds, jurisdictions or edge kinds, blank signatures, empty or
     oversized bodies, naive or unparseable referent_time, a non-pair without origins, a pair
     without a scroll pointer, unknown origins; refuses (Conflict) content the owner rejected.
-    Nothing is stored when anything is refused.
+    Nothing is stored when anything is refused. With `nest` (memory/extract.py) the node is a
+    verbatim part of its parent: see nest_into.
     """
     if not isinstance(body, str) or not isinstance(source, str):
         raise Invalid("body and source must be text", code="bad_body")
@@ -178,6 +182,8 @@ def write_node(
         raise Invalid("body is empty once transport scaffolding is removed", code="empty_body")
     actor = actor or signature
     key = content_key_of(clean)
+    if nest is not None:
+        metadata = {**(metadata or {}), "extract": nest.as_json()}
 
     refused_by: int | None = None
     with transaction.atomic():
@@ -199,10 +205,14 @@ def write_node(
             if rejected:
                 # The refusal is recorded on the predecessor after this (empty) transaction ends.
                 refused_by = rejected
-            elif live := same.filter(decayed_at__isnull=True).order_by("id").first():
+            elif nest is None and (
+                live := same.filter(decayed_at__isnull=True).order_by("id").first()
+            ):
                 _link(live, links, actor=actor)
                 return WriteResult(live, "duplicate")
-            elif decayed := same.filter(decayed_at__isnull=False).order_by("-id").first():
+            elif nest is None and (
+                decayed := same.filter(decayed_at__isnull=False).order_by("-id").first()
+            ):
                 now = timezone.now()
                 Node.objects.filter(pk=decayed.pk).update(
                     decayed_at=None, access_count=F("access_count") + 1, last_accessed_at=now
@@ -234,6 +244,8 @@ def write_node(
                 links=links,
                 actor=actor,
             )
+            if nest is not None:
+                nest_into(node, nest, actor=actor)
     if refused_by is not None:
         with transaction.atomic():
             audit.record(
@@ -292,3 +304,35 @@ def _insert(
     except IntegrityError as exc:
         raise Invalid(f"refused by the database: {exc}", code="constraint") from exc
     return node
+
+
+# --- nested verbatim extracts (the write path's hook for memory/extract.py) -------------------
+
+
+@dataclass(frozen=True)
+class Nest:
+    """Where an extract sits: its body is parent.body[start:end], word for word."""
+
+    parent: int
+    start: int
+    end: int
+
+    def as_json(self) -> dict[str, int]:
+        return {"parent": self.parent, "start": self.start, "end": self.end}
+
+
+def nest_into(node: Node, nest: Nest, *, actor: str) -> None:
+    """Inside the write's transaction: refuse (Invalid, not_verbatim) unless the new node's body
+    is exactly parent.body[start:end], then add the nests edge parent -> node (container ->
+    part). An extract is an occurrence of those words in that parent: it is never merged with
+    other nodes of the same words (only the tombstone applies)."""
+    parent = Node.objects.filter(pk=nest.parent).values_list("body", flat=True).first()
+    if parent is None or parent[nest.start : nest.end] != node.body or nest.start < 0:
+        raise Invalid(
+            f"the extract is not node {nest.parent}'s text from {nest.start} to {nest.end}, "
+            "word for word",
+            code="not_verbatim",
+        )
+    Edge.objects.create(
+        from_node_id=nest.parent, to_node=node, kind=EdgeKind.NESTS, created_by=actor
+    )

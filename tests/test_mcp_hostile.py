@@ -88,3 +88,22 @@ def test_every_hostile_tool_call_gets_a_tool_error(real_db):
     assert "bad_number" in text[3]
     assert "not_found" in text[4] and "bad_datetime" in text[5]
     assert not Node.objects.exists()
+
+
+def test_the_extract_tool_nests_a_verbatim_part(real_db):
+    from memory.write import write_node
+
+    create_token(name="desk", domains=["personal"])
+    seed = write_node(
+        body="Notebook: the boiler is serviced in March.",
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
+        source="notebook.md",
+    ).node
+    replies = _replies(
+        real_db, [_call(1, "extract", f'{{"node_id": {seed.pk}, "start": 10, "end": 42}}')]
+    )
+    assert not replies[1]["result"].get("isError"), replies[1]
+    child = Node.objects.get(metadata__extract__parent=seed.pk)
+    assert child.body == "the boiler is serviced in March."
