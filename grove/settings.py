@@ -52,7 +52,8 @@ SECRET_KEY = _secret_key()
 DEBUG = env_bool("GROVE_DEBUG", False)
 GROVE_HOST = env("GROVE_HOST", "127.0.0.1")
 GROVE_PORT = env_int("GROVE_PORT", 8000)
-ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"]
+# Loopback only; Django's test setup adds "testserver" for the test client itself.
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",

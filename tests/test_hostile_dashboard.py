@@ -82,3 +82,23 @@ def test_a_leading_tab_or_carriage_return_is_neutralised_too():
         "plain",
         -3,
     )
+
+
+def test_testserver_is_a_host_only_under_test():
+    """The settings outside a test run: only loopback names serve."""
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    script = "import django; django.setup(); from django.conf import settings as s; "
+    done = subprocess.run(
+        [sys.executable, "-c", script + "print(s.ALLOWED_HOSTS)"],
+        cwd=settings.BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "grove.settings"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "testserver" not in done.stdout and "127.0.0.1" in done.stdout
