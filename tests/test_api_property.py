@@ -5,7 +5,9 @@ every endpoint with valid payloads mutated by arbitrary fields and values, and w
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 from _agents import make_agent
@@ -42,7 +44,7 @@ JSON = st.recursive(
 FIELDS = [
     "body", "kind", "jurisdiction", "signature", "origins", "source", "domain",
     "referent_time", "metadata", "q", "budget", "scope", "limit", "as_of", "node_id",
-    "ticket", "direction", "target", "reason", "conversation", "user", "assistant",
+    "ticket", "direction", "target", "reason", "conversation", "user", "assistant", "start", "end",
 ]  # fmt: skip
 
 
@@ -56,6 +58,7 @@ def _base(endpoint: str, seed: int, ticket: str) -> dict:
         "context": {"q": "boiler", "budget": 100},
         "read": {},
         "propose": {"reason": "it holds"},
+        "extract": {"start": 0, "end": 4},
         "walk/open": {"node_id": seed},
         "walk/around": {"ticket": ticket},
         "walk/read": {"ticket": ticket},
@@ -64,7 +67,7 @@ def _base(endpoint: str, seed: int, ticket: str) -> dict:
 
 
 ENDPOINTS = [
-    "nodes", "turns", "recall", "context", "read", "propose",
+    "nodes", "turns", "recall", "context", "read", "propose", "extract",
     "walk/open", "walk/around", "walk/read", "walk/step",
 ]  # fmt: skip
 
@@ -97,13 +100,15 @@ def _send(agent, endpoint: str, seed: int, payload, raw: str | None):
     if endpoint in ("recall", "read"):
         params = {k: v if isinstance(v, str) else json.dumps(v) for k, v in payload.items()}
         path = f"nodes/{seed}" if endpoint == "read" else "recall"
-        return agent.get(path, params)
-    path = f"nodes/{seed}/propose" if endpoint == "propose" else endpoint
+        # As a client on the wire would: lone surrogates go out as their (invalid) UTF-8 bytes.
+        query = urlencode(params, encoding="utf-8", errors="surrogatepass")
+        return agent.client.get(f"/api/v1/{path}?{query}", headers=agent.auth)
+    path = f"nodes/{seed}/{endpoint}" if endpoint in ("propose", "extract") else endpoint
     return agent.post(path, raw=raw if raw is not None else json.dumps(payload))
 
 
 @settings(
-    max_examples=150,
+    max_examples=int(os.environ.get("GROVE_FUZZ_EXAMPLES", "150")),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
