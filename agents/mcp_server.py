@@ -27,6 +27,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 
 from agents import operations as api
+from agents.inputs import check_text
 from memory.errors import GroveError
 from memory.models import ApiToken
 from memory.tokens import active_token
@@ -185,7 +186,7 @@ def _refusal(line: str) -> str | None:
 
     try:
         message = json.loads(line, parse_int=number)
-        api.check_text(message)
+        check_text(message)
         code, text = "malformed_json", "the message is not JSON the protocol can read"
         if long_numbers:
             code, text = "bad_number", f"a number has more than {MAX_INT_DIGITS} digits"

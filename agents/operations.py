@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db.models.functions import Length
 
+from agents.inputs import check_text
 from memory import walk as walks
 from memory.authority import authority_report
 from memory.clocks import parse_instant
@@ -128,29 +129,6 @@ def check_fields(
         )
     if missing := [name for name in required if data.get(name) in (None, "")]:
         raise Invalid(f"missing field(s): {', '.join(missing)}", code="missing_field")
-
-
-def check_text(value: Any) -> None:
-    """Refuse (Invalid, bad_text) any string, key or value, nested at any depth, that UTF-8
-    cannot encode (a lone surrogate such as "\\ud800" in JSON): it could be neither hashed,
-    stored nor answered. Iterative, so nesting depth costs no recursion."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise Invalid(
-                    "text holds a lone surrogate (an unpaired \\ud800-\\udfff escape), "
-                    "which is not Unicode text",
-                    code="bad_text",
-                ) from None
-        elif isinstance(item, Mapping):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
 
 
 def _text(data: Mapping[str, Any], name: str) -> str:
