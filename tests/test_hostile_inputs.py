@@ -149,3 +149,18 @@ def test_an_oversized_signature_is_refused(agent, root_note, counts, settings):
     )
     assert _refused(response, 413) == "too_large"
     assert counts() == before
+
+
+def test_a_vector_row_shorter_than_its_dim_does_not_crash_recall(make_note, agent):
+    """A row edited in the file (8 bytes claiming the model's dim) is skipped, not reshaped."""
+    from memory.embed import embed_missing, get_embedder
+    from memory.models import Vector
+
+    good = make_note("The heron fishes at dawn.")
+    embed_missing()
+    embedder = get_embedder()
+    short = make_note("A second heron.")
+    Vector.objects.create(node=short, model=embedder.name, dim=embedder.dim, data=b"\0" * 8)
+    response = agent.get("recall", {"q": "heron"})
+    assert response.status_code == 200
+    assert good.pk in [r["id"] for r in response.json()["results"]]
