@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from agents.operations import OWNER_ONLY_ACTS
 
 
@@ -74,7 +76,11 @@ SPEC: dict[str, Any] = {
         "description": (
             "Scoped access for agents: bearer tokens limited to domains. Reads outside the "
             "token's domains answer 404; agents may propose but never root, supersede, seal, "
-            "unseal or reject."
+            "unseal or reject. Every refusal is an Error object with a 4xx status, including "
+            "malformed JSON (non-finite numbers such as Infinity or 1e400, integers past 4,300 "
+            "digits, nesting past the parser's depth: 400 malformed_json), text holding a lone "
+            "surrogate (400 bad_text), instants within a day of years 0001/9999 (400 "
+            "bad_datetime) and any path under /api/v1/ that names no endpoint (404 no_route)."
         ),
     },
     "servers": [{"url": "/api/v1"}],
@@ -114,7 +120,11 @@ SPEC: dict[str, Any] = {
                         ]
                     },
                     "jurisdiction": {"enum": ["home", "wild"]},
-                    "signature": {"type": "string", "description": "who wrote it"},
+                    "signature": {
+                        "type": "string",
+                        "description": "who wrote it",
+                        "maxLength": settings.GROVE_MAX_SIGNATURE_CHARS,
+                    },
                     "origins": {
                         "type": "array",
                         "items": {
@@ -126,7 +136,7 @@ SPEC: dict[str, Any] = {
                             },
                         },
                     },
-                    "source": {"type": "string"},
+                    "source": {"type": "string", "maxLength": settings.GROVE_MAX_SOURCE_CHARS},
                     "domain": {"type": "string", "description": "default: the token's first"},
                     "referent_time": {"type": "string", "format": "date-time"},
                     "metadata": {"type": "object"},
@@ -211,6 +221,31 @@ SPEC: dict[str, Any] = {
                 "responses": {
                     "200": _json({"type": "object"}, "proposed"),
                     **_errors(400, 401, 403, 404, 409),
+                },
+            }
+        },
+        "/nodes/{node_id}/extract": {
+            "post": {
+                "summary": (
+                    "Make the verbatim span body[start:end] (character offsets, end excluded; "
+                    "surrounding whitespace trimmed) a node nested in this one"
+                ),
+                "parameters": [NODE_ID],
+                "requestBody": _body(
+                    {
+                        "type": "object",
+                        "required": ["start", "end"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "start": {"type": "integer", "minimum": 0},
+                            "end": {"type": "integer", "minimum": 1},
+                            "signature": {"type": "string", "description": "default: the agent"},
+                        },
+                    }
+                ),
+                "responses": {
+                    "201": _json(_ref("Written"), "the extract"),
+                    **_errors(400, 401, 403, 404, 409, 413),
                 },
             }
         },
@@ -326,7 +361,7 @@ SPEC: dict[str, Any] = {
                 "required": ["ticket", "direction", "target"],
                 "properties": {
                     "ticket": {"type": "string"},
-                    "direction": {"enum": ["in", "out", "next", "prev"]},
+                    "direction": {"enum": ["in", "out", "next", "prev", "deeper", "shallower"]},
                     "target": {"type": "integer"},
                 },
             },

@@ -16,6 +16,7 @@ from memory.chain import last_checkpoint
 from memory.errors import GroveError, Invalid
 from memory.models import DecayReason, Event, EventKind, Node
 from memory.sleep.decay import restore
+from memory.visibility import MAX_ID
 
 PER_PAGE = 50
 
@@ -60,7 +61,9 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
     }
     if request.htmx and request.htmx.target == "audit-rows":
         return render(request, "dashboard/audit.html#rows", context)
-    return render(request, "dashboard/audit.html", context)
+    # A refused filter is a 400 page that names the problem (htmx swaps only 2xx, so fragments
+    # above keep their 200 and show the same message).
+    return render(request, "dashboard/audit.html", context, status=400 if error else 200)
 
 
 def _filtered(request: HtmxHttpRequest):
@@ -93,7 +96,13 @@ def audit_export_json(request: HtmxHttpRequest) -> HttpResponse | StreamingHttpR
 @require_POST
 def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     """Restore a decayed node (memory.sleep.decay.restore, a restored event). With htmx, the
-    decay row the button sat in comes back re-rendered; otherwise a redirect back to the log."""
+    decay row the button sat in comes back re-rendered; otherwise a redirect back to the log.
+    Refuses (400, before acting) an event that is not a number: nothing commits on bad input."""
+    event_id = request.POST.get("event", "")
+    if event_id and not (event_id.isascii() and event_id.isdigit() and int(event_id) <= MAX_ID):
+        return HttpResponse(
+            f"event {event_id!r} is not an event id", status=400, content_type="text/plain"
+        )
     error = ""
     try:
         restore(node_id, actor=OWNER_ACTOR)

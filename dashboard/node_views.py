@@ -6,17 +6,19 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.db.models import Q
 from django.http import Http404, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.asof import widget_value
 from dashboard.graph import TRUST_COLOURS, neighbourhood, render_svg
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
 from memory.errors import GroveError
+from memory.extract import extract
 from memory.models import Event, Node, Trust
 from memory.read import read
 from memory.trust import trust_map
@@ -67,6 +69,8 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     }
     if trust_now == Trust.SEALED:
         return render(request, "dashboard/node.html", {**context, "sealed": True})
+    if as_of_error:  # a 400 naming the problem; never silently "now" (that would count a read)
+        return render(request, "dashboard/node.html", context, status=400)
     if as_of is not None and node.created_at > as_of:
         return render(request, "dashboard/node.html", {**context, "absent": True}, status=404)
     trust = trust_map([node.pk], as_of=as_of)[node.pk] if as_of else trust_now
@@ -111,3 +115,22 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         supersedable=can_supersede(node, trust_now) is None,
     )
     return render(request, "dashboard/node.html", context)
+
+
+@require_POST
+def extract_view(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
+    """The owner makes body[start:end] of a node a node of its own (memory/extract.py); the new
+    node's page on success, the parent's page with the refusal otherwise."""
+    try:
+        result = extract(
+            node_id,
+            start=request.POST.get("start", ""),
+            end=request.POST.get("end", ""),
+            signature=OWNER_ACTOR,
+            actor=OWNER_ACTOR,
+        )
+    except GroveError as refused:
+        messages.error(request, f"Not extracted: {refused.message}")
+        return redirect("node", node_id)
+    messages.success(request, f"Extracted from node #{node_id}.")
+    return redirect("node", result.node.pk)

@@ -52,4 +52,4 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     }
     if request.htmx:
         return render(request, "dashboard/search.html#results", context)
-    return render(request, "dashboard/search.html", context)
+    return render(request, "dashboard/search.html", context, status=400 if error else 200)

@@ -17,6 +17,7 @@ urlpatterns = [
     path("search/", search_views.search, name="search"),
     path("node/<int:node_id>/", node_views.node_page, name="node"),
     path("node/<int:node_id>/restore/", audit_views.restore_node, name="restore_node"),
+    path("node/<int:node_id>/extract/", node_views.extract_view, name="node_extract"),
     path("audit/", audit_views.audit_log, name="audit_log"),
     path("audit/export.csv", audit_views.audit_export_csv, name="audit_export_csv"),
     path("audit/export.json", audit_views.audit_export_json, name="audit_export_json"),

@@ -6,6 +6,8 @@ import os
 import secrets
 from pathlib import Path
 
+from django.utils.csp import CSP
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -79,8 +81,18 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+# Only this origin: no inline script or style (scripts are static files, colours are classes or
+# SVG attributes), no frames of us, forms post only here. htmx is served from our static files.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "object-src": [CSP.NONE],
+}
 
 ROOT_URLCONF = "grove.urls"
 WSGI_APPLICATION = "grove.wsgi.application"
@@ -175,6 +187,11 @@ Q_CLUSTER = {
 
 # --- Grove's own knobs -------------------------------------------------------------------
 GROVE_MAX_BODY_CHARS = env_int("GROVE_MAX_BODY_CHARS", 100_000)
+# source and signature travel in every recall packet: long enough for a URL or a path#section.
+GROVE_MAX_SOURCE_CHARS = env_int("GROVE_MAX_SOURCE_CHARS", 2000)
+GROVE_MAX_SIGNATURE_CHARS = env_int("GROVE_MAX_SIGNATURE_CHARS", 200)
+# Importers refuse a file over this size before reading it (a per-file error in the summary).
+GROVE_MAX_IMPORT_BYTES = env_int("GROVE_MAX_IMPORT_BYTES", 64_000_000)
 GROVE_MAX_REQUEST_BYTES = env_int("GROVE_MAX_REQUEST_BYTES", 1_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = GROVE_MAX_REQUEST_BYTES
 GROVE_SCROLL_DIR = Path(env("GROVE_SCROLL_DIR", str(DATA_DIR / "scroll")))

@@ -359,6 +359,28 @@ def similar_edges_duplicated() -> list[str]:
     ]
 
 
+def nests_not_verbatim() -> list[str]:
+    """Every nests edge (container -> part) has a part whose body is the container's body at
+    the span the part records (metadata.extract), word for word (memory/extract.py)."""
+    found = []
+    for edge_id, outer_id, inner_id, outer, inner, meta in _rows(
+        """SELECT e.id, e.from_node_id, e.to_node_id, p.body, c.body, c.metadata
+           FROM memory_edge e JOIN memory_node p ON p.id = e.from_node_id
+           JOIN memory_node c ON c.id = e.to_node_id WHERE e.kind = 'nests'"""
+    ):
+        span = (meta if isinstance(meta, dict) else json.loads(meta or "{}")).get("extract") or {}
+        start, end = span.get("start"), span.get("end")
+        verbatim = (
+            span.get("parent") == outer_id
+            and isinstance(start, int)
+            and isinstance(end, int)
+            and outer[start:end] == inner
+        )
+        if not verbatim:
+            found.append(f"nests edge {edge_id}: node {inner_id} is not verbatim in {outer_id}")
+    return found
+
+
 CHECKS: dict[str, Callable[[], list[str]]] = {
     "permanent_but_decayed": permanent_but_decayed,
     "decayed_without_event": decayed_without_event,
@@ -378,4 +400,5 @@ CHECKS: dict[str, Callable[[], list[str]]] = {
     "scrolls_disagree_with_pairs": scrolls_disagree_with_pairs,
     "hash_chain": hash_chain,
     "chain_anchors": chain_anchors,
+    "nests_not_verbatim": nests_not_verbatim,
 }

@@ -32,9 +32,16 @@ class Command(BaseCommand):
         if not no_worker:
             # Its own session: a terminal's Ctrl-C reaches only us, and we stop the worker once.
             # (Signalled twice, the cluster's main process can exit before its children.)
+            # It holds the read end of a pipe only we can close: if we die, even by SIGKILL,
+            # it reads EOF and stops (manage.py worker), so a restart never runs two clusters.
+            lifeline, ours = os.pipe()
             worker = subprocess.Popen(
-                [sys.executable, "manage.py", "qcluster"], start_new_session=True
+                [sys.executable, "manage.py", "worker", "--parent-fd", str(lifeline)],
+                start_new_session=True,
+                pass_fds=(lifeline,),
             )
+            os.close(lifeline)
+            self._lifeline = ours  # held open for as long as this process lives
         host = settings.GROVE_HOST
         self.stdout.write(f"Grove on http://{host}:{port}/  (worker pid {worker and worker.pid})")
         self.stdout.write(f"Sign in once with: http://{host}:{port}{login_path()}")
@@ -49,7 +56,15 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         try:
-            serve(application, host=host, port=port, threads=8, _quiet=True)
+            serve(
+                application,
+                host=host,
+                port=port,
+                threads=8,
+                _quiet=True,
+                # waitress answers 413 from the Content-Length alone, before reading the body.
+                max_request_body_size=settings.GROVE_MAX_REQUEST_BYTES + 1,  # it refuses >=
+            )
         except KeyboardInterrupt:
             pass
         finally:
