@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, F, Q, When
+from django.db.models import Case, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
 from memory.cites import pend_cite
@@ -53,7 +53,11 @@ def access_fields(now: datetime) -> dict[str, Any]:
     new_day = Q(last_accessed_at__isnull=True) | Q(last_accessed_at__lt=day)
     return {
         "access_count": F("access_count") + 1,
-        "read_days": Case(When(new_day, then=F("read_days") + 1), default=F("read_days")),
+        "read_days": Case(
+            When(new_day, then=F("read_days") + 1),
+            default=F("read_days"),
+            output_field=PositiveIntegerField(),
+        ),
         "last_accessed_at": now,
     }
 
