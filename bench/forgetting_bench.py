@@ -26,6 +26,7 @@ NEEDS = 20  # a recall with words from the needed node's body, then a read if in
 NEED_RECENT, NEED_READ_BEFORE = 0.70, 0.20  # the rest (10%) older material never read
 RECENT_DAYS = 14
 TOP_K = 10
+QUERY_WORDS = 3  # words drawn from the needed node's body, so competitors matter as it grows
 DAYS, SCALE = 365, 0.1
 POLICIES = ["keep everything", "one-hop gate", "reach 14 d", "reach 30 d", "reach 90 d"]
 START = datetime(2025, 1, 1, 9, tzinfo=UTC)
@@ -49,6 +50,7 @@ class Month:
 class State:
     arrivals: list[tuple[int, int, str]] = field(default_factory=list)  # (day, id, body)
     read: set[int] = field(default_factory=set)
+    total: int = 0  # nodes at the last month's end
     months: list[Month] = field(default_factory=list)
 
 
@@ -122,7 +124,7 @@ def _need(day: int, rng: random.Random, st: State, month: Month) -> None:
         return
     _, node_id, body = rng.choice(pool)
     words = [w.strip(".()") for w in body.split() if len(w) > 3]
-    query = " ".join(rng.sample(words, min(5, len(words))))
+    query = " ".join(rng.sample(words, min(QUERY_WORDS, len(words))))
     month.needs += 1
     if Node.objects.filter(pk=node_id, decayed_at__isnull=False).exists():
         month.regret += 1
@@ -184,6 +186,8 @@ def _month_end(month: Month, st: State) -> None:
         counts["decayed"],
         counts["permanent"],
     )
+    month.arrived = month.live + month.decayed - st.total
+    st.total = month.live + month.decayed
     read_gone = Node.objects.filter(pk__in=st.read, decayed_at__isnull=False).count()
     month.protected_decayed = read_gone + len(root_decayed()) + len(live_node_holds_decayed_node())
 
@@ -211,9 +215,7 @@ def simulate(policy: str, *, days: int, scale: float, path: Path | None) -> list
             month = Month()
             for day in range(days):
                 with time_machine.travel(START + timedelta(days=day), tick=True):
-                    before = len(st.arrivals)
                     _arrive(day, rng, vocab, scale, st)
-                    month.arrived += len(st.arrivals) - before
                     for _ in range(_count(rng, NEEDS * scale)):
                         _need(day, rng, st, month)
                 with time_machine.travel(START + timedelta(days=day, hours=18), tick=True):
@@ -295,10 +297,12 @@ def run(sizes: list[int]) -> str:
         f"inferences, {VAULT_NOTES * scale:g} vault notes, {NEEDS * scale:g} needs: "
         f"{NEED_RECENT:.0%} from the last {RECENT_DAYS} days, {NEED_READ_BEFORE:.0%} older and "
         "read before, the rest older and never read), real write path, recall, read and a "
-        "nightly run_sleep, one fresh database per policy. Per 30-day month: arrived (this "
-        "month), live / decayed / permanent (at its end), regret (needs whose node had "
-        "decayed), net recall@10 (needs whose node was live and in the top 10), protected "
-        "decayed (read nodes decayed + integrity root_decayed; must be 0).",
+        "nightly run_sleep, one fresh database per policy. Per 30-day month: arrived (nodes "
+        "written this month, the vault's file imports included), live / decayed / permanent "
+        "(at its end; live also as a share of all arrivals so far), regret (needs whose node "
+        "had decayed), net recall@10 (needs whose node was live and in the top 10), protected "
+        "decayed (read nodes decayed, plus the integrity checks root_decayed and "
+        "live_node_holds_decayed_node; must be 0).",
         "",
         "![live share and net recall@10 by month](bench/forgetting.svg)",
         "",
