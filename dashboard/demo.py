@@ -2,7 +2,7 @@
 
 Everything goes through the write path and the ceremonies (so it lives here, beside the pages,
 not in the engine); the store clock is backdated so that some entries are
-old enough for the decay gate to consider them (unread, nothing live reaching them).
+old enough for the decay sweep to consider them (unread, nothing live reaching them).
 """
 
 from __future__ import annotations
@@ -107,11 +107,11 @@ def load_demo(*, now: datetime | None = None) -> int:
             owner="owner",
         )
 
-        # Old clippings nobody read and nothing links to: what the decay gate will select.
+        # Old clippings nobody read and nothing links to: what the decay sweep will collect.
         for days, url, text in [
-            (40, "https://example.org/sourdough", "Sourdough starter: feed 1:1:1 every 12 hours."),
-            (21, "https://example.org/bikes", "Chain wax lasts about 300 km between coats."),
-            (10, "https://example.org/birds", "Robins sing at night near street lights."),
+            (120, "https://example.org/sourdough", "Sourdough starter: feed 1:1:1 every 12 hours."),
+            (100, "https://example.org/bikes", "Chain wax lasts about 300 km between coats."),
+            (86, "https://example.org/birds", "Robins sing at night near street lights."),
         ]:
             write_node(
                 body=text,

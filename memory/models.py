@@ -141,7 +141,7 @@ class Node(models.Model):
             models.Index(fields=["created_at"], name="memory_node_created_at"),
             models.Index(fields=["decayed_at"], name="memory_node_decayed_at"),
             models.Index(fields=["kind", "domain"], name="memory_node_kind_domain"),
-            # Exactly the decay gate's candidates (live, unread, not permanent), by store clock:
+            # The decay mark's candidates (live, unread, not permanent), by store clock:
             # pending decays read these without touching the other rows.
             models.Index(
                 fields=["created_at"],
