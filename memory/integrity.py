@@ -303,7 +303,7 @@ def live_node_holds_decayed_node() -> list[str]:
 def root_decayed() -> list[str]:
     """A node the sweep decayed (unreachable) that was a root then: read, kept or restored by
     the owner before, young (store clock), or ground/proposed/sealed now."""
-    from datetime import datetime, timedelta
+    from datetime import UTC, datetime, timedelta
 
     from django.conf import settings
 
@@ -323,7 +323,8 @@ def root_decayed() -> list[str]:
     age = timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)
 
     def when(value) -> datetime:
-        return datetime.fromisoformat(value) if isinstance(value, str) else value
+        value = datetime.fromisoformat(value) if isinstance(value, str) else value
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
 
     bad = {i: "read" for i, reads, *_ in rows if reads}
     bad |= {i: "owned" for i, _, _, _, owned, _ in rows if owned}

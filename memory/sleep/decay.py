@@ -33,7 +33,7 @@ from memory.sleep.explain import why_rows
 from memory.trust import trust_map
 
 PROTECTED_TRUST = reach.PROTECTED_TRUST
-BATCH = 500
+BATCH = 5000  # nodes per sweep transaction: few commits, each holding the lock ~0.1 s
 ACTOR = "sleep"
 HELD_BY_RESTORE = "held_by_restore"
 _OWNED = ", ".join(f"'{k.value}'" for k in (*CEREMONY_EVENT_KINDS, EventKind.KEPT))
