@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import timedelta
 
-import numpy as np
 from django.conf import settings
 from django.db import connection
 from django.db.models import Q
@@ -58,7 +57,7 @@ def why_rows(ids: list[int], *, now_garbage: Iterable[int]) -> dict[int, list[st
     (at most SHOWN named, the rest counted), or "no live neighbour". A holder in `now_garbage`
     is itself unheld; any other holder holds only while it is young or held by young nodes."""
     wanted = set(ids)
-    gone = set(np.asarray(list(now_garbage)).tolist())
+    gone = {int(i) for i in now_garbage}
     by_node: dict[int, list[tuple[int, int, str]]] = {i: [] for i in ids}
     for edge in _edges(ids):
         for end in {edge[0], edge[1]} & wanted:
