@@ -114,3 +114,9 @@ def test_permanence_never_reverts_even_when_decay_or_consolidation_would_touch_i
     assert old.permanent and old.decayed_at is None
     assert Node.objects.get(pk=twin.pk).decayed_at is not None  # the twin lost, not it
     assert timezone.now() > old.permanent_at
+
+
+def test_read_days_cannot_go_negative_even_by_raw_sql(make_note):
+    node = make_note("Counted.")
+    with pytest.raises(IntegrityError, match="CHECK"), connection.cursor() as cursor:
+        cursor.execute("UPDATE memory_node SET read_days = -1 WHERE id = %s", [node.pk])

@@ -118,10 +118,6 @@ class Mark:
     edges: tuple[np.ndarray, np.ndarray]  # live holding edges into candidates
     edge_mark: int
 
-    @property
-    def roots_reaching(self) -> int:
-        return len(np.unique(self.edges[0][~np.isin(self.edges[0], self.candidates)]))
-
 
 def mark(cutoff: datetime) -> Mark:
     """Mark from all roots at once (see the module docstring); a node is garbage when it is a
