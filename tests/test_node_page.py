@@ -33,9 +33,9 @@ def test_the_node_page_says_what_holds_a_live_node(owner_client, make_note):
     child = make_note("Read by an agent.", days_old=40, origins=[{"id": origin.pk}])
     read(child.pk, actor="agent:scout")
     body = owner_client.get(f"/node/{origin.pk}/").content.decode()
-    assert f"#{child.pk}</a> (derived_from) ← read (1 reads on 1 days)" in body
+    assert f"#{child.pk}</a> (derived_from) ← read 1 time on 1 day" in body
     body = owner_client.get(f"/node/{child.pk}/").content.decode()
-    assert "It holds itself: read (1 reads on 1 days)." in body
+    assert "It holds itself: read 1 time on 1 day." in body
 
 
 def test_viewing_a_live_node_shows_its_body(owner_client, make_note):

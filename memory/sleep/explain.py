@@ -96,7 +96,8 @@ def root_reasons(ids: Iterable[int]) -> dict[int, list[str]]:
         if trusts.get(node_id) in reach.PROTECTED_TRUST:
             why.append(str(trusts[node_id]))
         if node.access_count:
-            why.append(f"read ({node.access_count} reads on {node.read_days} days)")
+            reads, days = node.access_count, node.read_days
+            why.append(f"read {reads} time{'s' * (reads != 1)} on {days} day{'s' * (days != 1)}")
         if node_id in owned:
             why.append(owned[node_id])
         if node.created_at > now - timedelta(days=age):
