@@ -109,10 +109,7 @@ def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     except GroveError as refused:
         error = refused.message
     if request.htmx:
-        event_id = request.POST.get("event", "")
-        events = (
-            Event.objects.filter(pk=int(event_id)) if event_id.isdigit() else Event.objects.none()
-        )
+        events = Event.objects.filter(pk=int(event_id)) if event_id else Event.objects.none()
         event = events.select_related("node").first()
         if event is not None:
             back = request.POST.get("next", "")

@@ -20,7 +20,7 @@ from memory.authority import authority_report
 from memory.errors import GroveError
 from memory.extract import extract
 from memory.models import Event, Node, Trust
-from memory.read import read
+from memory.sleep.explain import held_by
 from memory.trust import trust_map
 from memory.visibility import live_at
 from review.ceremony import can_root, can_supersede
@@ -47,9 +47,10 @@ def _toggled(params: dict[str, str]) -> dict[str, str]:
 
 @require_GET
 def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    """Viewing a live node now is a read (memory read(): access_count +1). A decayed or rejected
-    node is shown to the owner from the row itself, marked, and not counted; an as-of view shows
-    trust and lifecycle as they stood then and counts nothing; a sealed node shows only "sealed"."""
+    """The owner inspecting a node: shown from the row itself and never counted as a read
+    (inspection is not use: only agents' reads and the owner's Keep hold a node). A decayed or
+    rejected node is marked; an as-of view shows trust and lifecycle as they stood then; a
+    sealed node shows only "sealed". A live node says what holds it (memory.sleep.explain)."""
     node = _get_node_or_404(node_id)
     as_of, as_of_error = as_of_param(request)
     show_decayed = request.GET.get("decayed") == "1"
@@ -75,11 +76,7 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         return render(request, "dashboard/node.html", {**context, "absent": True}, status=404)
     trust = trust_map([node.pk], as_of=as_of)[node.pk] if as_of else trust_now
     live = node.pk in live_at([node.pk], as_of=as_of)
-    counted = False
-    if as_of is None and node.is_live and trust_now != Trust.REJECTED:
-        read(node.pk, actor=OWNER_ACTOR)
-        node.refresh_from_db()
-        counted = True
+    holding = held_by(node.pk) if as_of is None and node.is_live else None
     events = (
         Event.objects.filter(Q(node=node) | Q(related_node=node))
         .select_related("token")
@@ -102,7 +99,8 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         live=live,
         permanent=node.permanent
         and (as_of is None or (node.permanent_at is not None and node.permanent_at <= as_of)),
-        counted=counted,
+        counted=False,
+        holding=holding,
         events=list(events[:500]),
         later_events=later,
         report=report,

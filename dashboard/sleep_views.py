@@ -37,7 +37,6 @@ def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
         **_status_context(),
         "threshold": promotion_threshold(),
         "decay_days": settings.GROVE_DECAY_MIN_AGE_DAYS,
-        "cascade_days": settings.GROVE_CASCADE_MIN_AGE_DAYS,
         "cron": settings.GROVE_SLEEP_CRON,
     }
     return render(request, "dashboard/sleep.html", context)

@@ -198,8 +198,9 @@ GROVE_SCROLL_DIR = Path(env("GROVE_SCROLL_DIR", str(DATA_DIR / "scroll")))
 # Where each verified chain checkpoint is also appended, outside the database (memory/chain.py):
 # someone who rewrites the file and recomputes every hash still disagrees with this.
 GROVE_CHAIN_ANCHOR = Path(env("GROVE_CHAIN_ANCHOR", str(DATA_DIR / "chain-anchor.jsonl")))
-GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 14)
-GROVE_CASCADE_MIN_AGE_DAYS = env_int("GROVE_CASCADE_MIN_AGE_DAYS", 30)
+# Younger than this (store clock) a node is a root. 90 from bench/forgetting_bench.py: the one
+# reachability threshold that beats the retired gate on both live share and regret.
+GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 90)
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
 GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")

@@ -381,6 +381,60 @@ def nests_not_verbatim() -> list[str]:
     return found
 
 
+# Decay is reachability (memory/sleep/reach.py): the sweep never leaves a live holder of a
+# decayed node, and never takes a root. The owner's let go and consolidation are decisions.
+_LAST_DECAY = """(SELECT ev.reason FROM memory_event ev WHERE ev.node_id = {n}.id
+    AND ev.kind = 'decayed' ORDER BY ev.id DESC LIMIT 1)"""
+
+
+def live_node_holds_decayed_node() -> list[str]:
+    from memory.sleep.reach import HOLDING_SQL
+
+    rows = _rows(
+        f"""SELECT e.from_node_id, e.kind, e.to_node_id FROM memory_edge e
+            JOIN memory_node a ON a.id = e.from_node_id AND a.decayed_at IS NULL
+            JOIN memory_node b ON b.id = e.to_node_id AND b.decayed_at IS NOT NULL
+            WHERE e.kind IN ({HOLDING_SQL})
+            AND COALESCE({_LAST_DECAY.format(n="b")}, '') NOT IN ('owner_let_go', 'consolidated')
+            ORDER BY e.id LIMIT {MAX_EXAMPLES}"""
+    )
+    return [f"live node {a} holds decayed node {b} ({kind})" for a, kind, b in rows]
+
+
+def root_decayed() -> list[str]:
+    """A node the sweep decayed (unreachable) that was a root then: read, kept or restored by
+    the owner before, young (store clock), or ground/proposed/sealed now."""
+    from datetime import UTC, datetime, timedelta
+
+    from django.conf import settings
+
+    from memory.sleep.reach import OWNER_RESTORE, PROTECTED_TRUST
+    from memory.trust import trust_map
+
+    rows = _rows(
+        f"""SELECT b.id, b.access_count, b.created_at, b.decayed_at, EXISTS (SELECT 1
+                FROM memory_event o WHERE o.node_id = b.id AND o.at <= b.decayed_at
+                AND (o.kind = 'kept' OR (o.kind = 'restored' AND o.reason = %s))),
+                EXISTS (SELECT 1 FROM memory_event c WHERE c.node_id = b.id
+                AND c.kind IN ('proposed', 'rooted', 'sealed'))
+            FROM memory_node b WHERE b.decayed_at IS NOT NULL
+            AND {_LAST_DECAY.format(n="b")} = 'unreachable'""",
+        (OWNER_RESTORE,),
+    )
+    age = timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)
+
+    def when(value) -> datetime:
+        value = datetime.fromisoformat(value) if isinstance(value, str) else value
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+    bad = {i: "read" for i, reads, *_ in rows if reads}
+    bad |= {i: "owned" for i, _, _, _, owned, _ in rows if owned}
+    bad |= {i: "young" for i, _, made, gone, *_ in rows if when(gone) - when(made) < age}
+    trusts = trust_map([i for i, *_, acts in rows if acts])
+    bad |= {i: str(t) for i, t in trusts.items() if t in PROTECTED_TRUST}
+    return [f"root node {i} ({why}) was decayed as unreachable" for i, why in sorted(bad.items())]
+
+
 CHECKS: dict[str, Callable[[], list[str]]] = {
     "permanent_but_decayed": permanent_but_decayed,
     "decayed_without_event": decayed_without_event,
@@ -401,4 +455,6 @@ CHECKS: dict[str, Callable[[], list[str]]] = {
     "hash_chain": hash_chain,
     "chain_anchors": chain_anchors,
     "nests_not_verbatim": nests_not_verbatim,
+    "live_node_holds_decayed_node": live_node_holds_decayed_node,
+    "root_decayed": root_decayed,
 }

@@ -104,6 +104,9 @@ class DecayReason(models.TextChoices):
     CASCADE = "cascade"
     CONSOLIDATED = "consolidated"
     OWNER_LET_GO = "owner_let_go"
+    # Nothing alive reaches it through a holding edge (memory/sleep/decay.py). The gate's
+    # age_no_access and the cascade are retired; their old events keep their reasons.
+    UNREACHABLE = "unreachable"
 
 
 def _choices_check(field: str, choices: type[models.TextChoices]) -> Q:
@@ -130,6 +133,8 @@ class Node(models.Model):
     scroll_hash = models.CharField(max_length=64, blank=True, default="")
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
+    # Distinct UTC days (store clock) with a read: permanence needs three, so a burst counts once.
+    read_days = models.PositiveIntegerField(default=0, db_default=0)
     permanent = models.BooleanField(default=False)
     permanent_at = models.DateTimeField(null=True, blank=True)
     decayed_at = models.DateTimeField(null=True, blank=True)
@@ -146,7 +151,7 @@ class Node(models.Model):
             models.Index(fields=["created_at"], name="memory_node_created_at"),
             models.Index(fields=["decayed_at"], name="memory_node_decayed_at"),
             models.Index(fields=["kind", "domain"], name="memory_node_kind_domain"),
-            # Exactly the decay gate's candidates (live, unread, not permanent), by store clock:
+            # The decay mark's candidates (live, unread, not permanent), by store clock:
             # pending decays read these without touching the other rows.
             models.Index(
                 fields=["created_at"],

@@ -1,5 +1,5 @@
-"""Pending decays: what the gate selects now and soon, with why, and the owner's keep / let go
-now. Thin: the gate and both acts live in memory/decay.py.
+"""Pending decays: what the sweep collects now and soon, with why nothing holds each node, and
+the owner's keep / let go now. Thin: the mark, the sweep and both acts live in memory/sleep/.
 """
 
 from __future__ import annotations

@@ -85,9 +85,9 @@ def _proposals(node_ids: list[int]) -> dict[int, Event]:
 
 def pending_decay_rows(*, within_days: float, limit: int = 500) -> dict[str, list[dict]]:
     """memory.sleep.decay.pending_decays split for the page: {"now": [...], "soon": [...]}, each row
-    with its trust; a rejected node's excerpt is dropped (its words are a tombstone). Store
-    clock only (the gate's). Sealed, ground and proposed nodes never appear: the gate spares
-    them."""
+    with its trust and why nothing holds it; a rejected node's excerpt is dropped (its words are
+    a tombstone). Store clock only. Sealed, ground and proposed nodes never appear: they are
+    roots."""
     rows = pending_decays(within_days=within_days, limit=limit)
     trust = trust_map([row["id"] for row in rows])
     split: dict[str, list[dict]] = {"now": [], "soon": []}

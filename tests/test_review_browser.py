@@ -28,7 +28,7 @@ def _ground(make_note, body="The spare key is with Ana."):
 
 
 def _pending(make_note):
-    """Two notes the gate selects now: old, never read, their one neighbour let go."""
+    """Two notes the sweep collects now: old, never read, their one neighbour let go."""
     from memory.sleep.decay import let_go
 
     old = make_note("An old thought nobody read.", days_old=20)
@@ -111,7 +111,7 @@ def test_keep_and_let_go_swap_rows_in_place(owner_page, live_server, make_note, 
     screenshot(owner_page, "review-decays")
     _mark(owner_page)
     kept = owner_page.locator(f"#node-{old.pk}")
-    assert "never read" in kept.inner_text()
+    assert "not read · 20 days old · no live neighbour" in kept.inner_text()
     kept.get_by_role("button", name=f"Keep #{old.pk}").click()
     owner_page.locator(f"#node-{old.pk}:has-text('Kept.')").wait_for()
     gone = owner_page.locator(f"#node-{older.pk}")

@@ -232,7 +232,7 @@ def test_every_post_without_a_csrf_token_is_refused(proposed, counts, url):
 
 @pytest.fixture
 def lonely(make_note):
-    """A note the gate selects now: 20 days old, never read, its only neighbour decayed."""
+    """A note the sweep collects now: 20 days old, never read, its only neighbour decayed."""
     from memory.sleep.decay import let_go
 
     node = make_note("An old thought nobody read.", days_old=20)
@@ -242,7 +242,7 @@ def lonely(make_note):
 
 @pytest.fixture
 def almost(make_note, lonely):
-    """A note the gate will select in about 4 days."""
+    """A note the sweep will collect in about 4 days."""
     return make_note("A newer thought nobody read.", days_old=10)
 
 
@@ -251,7 +251,8 @@ def test_pending_decays_shows_now_and_soon_with_why(owner_client, lonely, almost
     assert [r["id"] for r in response.context["now_rows"]] == [lonely.pk]
     assert [r["id"] for r in response.context["soon_rows"]] == [almost.pk]
     html = response.content.decode()
-    assert "never read" in html and "no live neighbour" in html and "20.0 days old" in html
+    assert "not read · 20 days old · no live neighbour" in html
+    assert "collected in 4.0 days" in html
 
 
 def test_the_within_control_narrows_soon(owner_client, lonely, almost):
