@@ -9,14 +9,9 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.models import CEREMONY_EVENT_KINDS, Event, EventKind, Node, SleepRun, Trust
+from memory.trust import trust_from
 
 CHART_DAYS = 90
-_PRECEDENCE = (
-    (EventKind.REJECTED, Trust.REJECTED),
-    (EventKind.SUPERSEDED, Trust.SUPERSEDED),
-    (EventKind.ROOTED, Trust.GROUND),
-    (EventKind.PROPOSED, Trust.PROPOSED),
-)
 
 
 def lifecycle_counts() -> dict[str, int]:
@@ -42,7 +37,7 @@ def lifecycle_counts() -> dict[str, int]:
 def trust_counts(*, total: int) -> dict[str, int]:
     """Nodes per trust state, now. Reads the audit log only: authority events grouped per
     (node, kind), so a 100k-node memory costs one pass over its few authority events, not a
-    subquery per node; every node without one is unreviewed. Same precedence as memory.trust."""
+    subquery per node; every node without one is unreviewed. The rule is memory.trust's."""
     kinds = [k.value for k in CEREMONY_EVENT_KINDS]
     per_node: dict[int, dict[str, tuple[str, int]]] = {}
     with connection.cursor() as cursor:
@@ -56,12 +51,7 @@ def trust_counts(*, total: int) -> dict[str, int]:
             per_node.setdefault(node_id, {})[kind] = (str(at), event_id)
     counts = {t.value: 0 for t in Trust}
     for kinds_seen in per_node.values():
-        sealed, unsealed = kinds_seen.get(EventKind.SEALED), kinds_seen.get(EventKind.UNSEALED)
-        if sealed and (unsealed is None or sealed > unsealed):
-            counts[Trust.SEALED] += 1
-            continue
-        trust = next((t for k, t in _PRECEDENCE if k in kinds_seen), Trust.UNREVIEWED)
-        counts[trust] += 1
+        counts[trust_from(kinds_seen)] += 1
     counts[Trust.UNREVIEWED] += total - len(per_node)
     return counts
 

@@ -7,7 +7,10 @@ two racing ceremonies exactly one wins. The unique partial indexes memory_event_
 memory_event_one_superseded, and the trigger memory_event_rooted_hash_matches, hold the same
 rules for any other path.
 
-Only the owner roots, supersedes, seals, unseals and rejects; an agent may propose. The API
+Only the owner roots, supersedes, seals, unseals, declines and rejects; an agent may propose.
+Two noes: decline says "not now" to a proposal (the node stays, unreviewed, and may be proposed
+again); reject says "false" (a tombstone). Ground is corrected by supersede: reject refuses it
+unless the owner has confirmed twice (ground_confirmed). The API
 never exposes the owner's acts, and they refuse an "agent:" actor as defence in depth.
 """
 
@@ -84,13 +87,38 @@ def _short(reason: str) -> tuple[str, dict[str, Any]]:
     return reason[: MAX_REASON_CHARS - 1] + "…", {"reason": reason}
 
 
-def _check_rootable(node: Node, trust: str) -> None:
+def can_root(node: Node, trust: str) -> str | None:
+    """Why `node` (with `trust` now) cannot be rooted, or None if it can. The templates ask this
+    to offer the act; root() asks it again under the write lock."""
     if trust in (Trust.SEALED, Trust.REJECTED, Trust.SUPERSEDED):
-        raise Conflict(f"node {node.pk} is {trust}: it cannot be rooted", code=f"is_{trust}")
+        return f"node {node.pk} is {trust}: it cannot be rooted"
     if trust == Trust.GROUND:
-        raise Conflict(f"node {node.pk} is already ground", code="is_ground")
+        return f"node {node.pk} is already ground"
     if not node.is_live:
-        raise Conflict(f"node {node.pk} has decayed: restore it before rooting", code="decayed")
+        return f"node {node.pk} has decayed: restore it before rooting"
+    return None
+
+
+def can_supersede(node: Node, trust: str) -> str | None:
+    """Why `node` cannot be superseded, or None: only ground is, and never a pair."""
+    if trust != Trust.GROUND:
+        return f"node {node.pk} is {trust}: only ground can be superseded"
+    if node.kind == Kind.PAIR:
+        return "a pair is what was said: it cannot be superseded"
+    return None
+
+
+def can_decline(node: Node, trust: str) -> str | None:
+    """Why a proposal on `node` cannot be declined, or None: only a proposed node can."""
+    if trust != Trust.PROPOSED:
+        return f"node {node.pk} is {trust}, not proposed: there is no proposal to decline"
+    return None
+
+
+def _check_rootable(node: Node, trust: str) -> None:
+    if refusal := can_root(node, trust):
+        live_kinds = (Trust.UNREVIEWED, Trust.PROPOSED)
+        raise Conflict(refusal, code="decayed" if trust in live_kinds else f"is_{trust}")
 
 
 def propose(node_id: int, *, actor: str, reason: str = "", domains: list[str] | None = None):
@@ -186,12 +214,10 @@ def supersede(
     with transaction.atomic():
         old = node_in_domains(old_id)
         trust = trust_of(old.pk)
-        if trust != Trust.GROUND:
-            raise Conflict(
-                f"node {old.pk} is {trust}: only ground can be superseded", code="not_ground"
-            )
-        if old.kind == Kind.PAIR:
-            raise Invalid("a pair is what was said: it cannot be superseded", code="is_pair")
+        if refusal_words := can_supersede(old, trust):
+            if trust == Trust.GROUND:
+                raise Invalid(refusal_words, code="is_pair")
+            raise Conflict(refusal_words, code="not_ground")
         try:
             result = write_node(
                 body=preview["body"],
@@ -199,6 +225,8 @@ def supersede(
                 jurisdiction=old.jurisdiction,
                 domain=old.domain,
                 signature=owner,
+                # The edge stays derived_from (walks, decay and recall read it so); the graph
+                # draws it as "supersedes" from the superseded event (supersedes_pairs).
                 origins=[{"id": old.pk, "relation": "derived_from"}],
                 source=old.source,
                 actor=owner,
@@ -265,16 +293,49 @@ def unseal(node_id: int, *, owner: str, reason: str = ""):
         return _record(EventKind.UNSEALED, node=node, actor=owner, reason=label, detail=extra)
 
 
-def reject(node_id: int, *, owner: str, reason: str):
-    """Reject a node: its content becomes a tombstone that write_node refuses on re-arrival
-    (same domain, same content_key). Refuses (Forbidden) an agent actor, (Invalid) an empty
-    reason, (NotFound) an unknown node, (Conflict) a node already rejected."""
+def decline(node_id: int, *, owner: str, reason: str = ""):
+    """Say "not now" to a proposal: the node stays in memory, unreviewed again (an agent may
+    propose it again, and the queue then shows this decline). Writes one declined event naming
+    the proposal it answers. Refuses (Forbidden) an agent actor, (NotFound) an unknown node,
+    (Conflict) a node that is not proposed -- re-checked under the write lock."""
+    owner = _owner(owner)
+    label, extra = _short(_reason(reason))
+    with transaction.atomic():
+        node = node_in_domains(node_id)
+        if refusal := can_decline(node, trust_of(node.pk)):
+            raise Conflict(refusal, code="not_proposed")
+        proposal = node.events.filter(kind=EventKind.PROPOSED).order_by("-at", "-id").first()
+        return _record(
+            EventKind.DECLINED,
+            node=node,
+            actor=owner,
+            reason=label,
+            detail={
+                "proposal": proposal.pk if proposal else None,
+                "proposer": proposal.actor if proposal else "",
+                **extra,
+            },
+        )
+
+
+def reject(node_id: int, *, owner: str, reason: str, ground_confirmed: bool = False):
+    """Reject a node as false: its content becomes a tombstone that write_node refuses on
+    re-arrival (same domain, same content_key). Ground is corrected by supersede, so a ground
+    node is rejected only with `ground_confirmed` (the owner's second confirmation). Refuses
+    (Forbidden) an agent actor, (Invalid) an empty reason, (NotFound) an unknown node,
+    (Conflict) a node already rejected, or ground without ground_confirmed."""
     owner = _owner(owner)
     label, extra = _short(_reason(reason, required=True))
     with transaction.atomic():
         node = node_in_domains(node_id)
         if node.events.filter(kind=EventKind.REJECTED).exists():
             raise Conflict(f"node {node.pk} is already rejected", code="is_rejected")
+        if not ground_confirmed and trust_of(node.pk) == Trust.GROUND:
+            raise Conflict(
+                f"node {node.pk} is ground: correct it by superseding it, or confirm twice "
+                "that it is false",
+                code="is_ground",
+            )
         return _record(
             EventKind.REJECTED,
             node=node,
