@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.auditlog import FILTERS, csv_lines, filter_events, json_chunks, sealed_ids
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
-from memory.errors import GroveError, Invalid
+from memory.errors import Invalid
 from memory.models import DecayReason, Event, EventKind, Node
 from memory.sleep.decay import restore
+from review.view_helpers import act_response
 
 PER_PAGE = 50
 
@@ -90,22 +89,19 @@ def audit_export_json(request: HtmxHttpRequest) -> HttpResponse:
 def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     """Restore a decayed node (memory.sleep.decay.restore, a restored event). With htmx, the
     decay row the button sat in comes back re-rendered; otherwise a redirect back to the log."""
-    error = ""
-    try:
-        restore(node_id, actor=OWNER_ACTOR)
-    except GroveError as refused:
-        error = refused.message
-    if request.htmx:
+
+    def row(error: str | None) -> HttpResponse | None:
         event = Event.objects.filter(pk=request.POST.get("event")).select_related("node").first()
-        if event is not None:
-            back = request.POST.get("next", "")
-            context = {"e": event, "row_error": error, **_row_context([event], here=back)}
-            return render(request, "dashboard/audit.html#row", context)
-    if error:
-        messages.error(request, error)
-    else:
-        messages.success(request, f"Node #{node_id} restored.")
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-        back = ""
-    return redirect(back or "audit_log")
+        if event is None:
+            return None
+        back = request.POST.get("next", "")
+        context = {"e": event, "row_error": error or "", **_row_context([event], here=back)}
+        return render(request, "dashboard/audit.html#row", context)
+
+    return act_response(
+        request,
+        lambda: restore(node_id, actor=OWNER_ACTOR),
+        done=lambda _: f"Node #{node_id} restored.",
+        fallback=reverse("audit_log"),
+        row=row,
+    )

@@ -18,9 +18,12 @@ from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
 from memory.errors import GroveError
 from memory.models import Event, Node, Trust
+from memory.questions import open_questions_near
 from memory.read import read
 from memory.trust import trust_map
 from memory.visibility import live_at
+from review.ceremony import can_root, can_supersede
+from review.queue import replacement
 
 
 def _get_node_or_404(node_id: int) -> Node:
@@ -100,5 +103,9 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         graph=render_svg(hood, href=_node_href(params), title=title),
         trust_colours={str(k): v for k, v in TRUST_COLOURS.items()},
         toggle_url=_node_href(_toggled(params))(node.pk),
+        replaced=replacement(node.pk),
+        root_refusal=can_root(node, trust_now),
+        supersede_refusal=can_supersede(node, trust_now),
+        near_questions=open_questions_near([node.pk]) if as_of is None else [],
     )
     return render(request, "dashboard/node.html", context)
