@@ -179,7 +179,7 @@ def neighbourhood(
     for i, gnode in hood.nodes.items():
         gnode.trust = Trust.SEALED if sealed_now[i] == Trust.SEALED else trusts[i]
         gnode.live = i in alive
-        if gnode.sealed:
+        if gnode.sealed or gnode.trust == Trust.REJECTED:  # no words of a tombstone either
             gnode.label = ""
         if as_of is not None and gnode.permanent:
             at = gnode.permanent_at
