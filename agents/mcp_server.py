@@ -16,6 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from agents import operations as api
+from agents import question_ops
 from memory.errors import GroveError
 from memory.models import ApiToken
 from memory.tokens import active_token
@@ -25,7 +26,8 @@ INSTRUCTIONS = (
     "body and counts as a read; context gives the bodies that fit a token budget; remember "
     "writes a node that must name its origins (node ids it came from); commit_turn records an "
     "exchange of this conversation; walk moves along the graph with tickets; propose asks the "
-    "owner to root a node. Only the owner roots."
+    "owner to root a node; ask_question, question_link and open_questions tend questions. Only "
+    "the owner roots."
 )
 
 
@@ -137,5 +139,26 @@ def build_server(*, token_name: str) -> MCPServer:
     def propose(node_id: int, reason: str = "") -> dict[str, Any]:
         """Ask the owner to root (adopt as ground) a node. Only the owner decides."""
         return _run(token_name, lambda token: api.propose(token, node_id, {"reason": reason}))
+
+    @server.tool()
+    def ask_question(body: str, about: list[int], domain: str = "") -> dict[str, Any]:
+        """Plant an open question about nodes (ids). Answering it never makes anything true."""
+        fields = {"body": body, "about": about, "domain": domain}
+        return _run(token_name, lambda token: question_ops.ask(token, fields)[1])
+
+    @server.tool()
+    def question_link(
+        question_id: int, act: Literal["feed", "answer", "reopen"], node_id: int
+    ) -> dict[str, Any]:
+        """act "feed" (the node bears on the question), "answer" (it answers it) or "reopen"
+        (it reopens an answered question)."""
+        return _run(
+            token_name, lambda token: question_ops.link(token, question_id, act, {"node": node_id})
+        )
+
+    @server.tool()
+    def open_questions(node_id: int) -> dict[str, Any]:
+        """Open questions about or fed by a node (previews)."""
+        return _run(token_name, lambda token: question_ops.near(token, node_id))
 
     return server
