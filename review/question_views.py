@@ -44,7 +44,9 @@ def question_list(request: HtmxHttpRequest) -> HttpResponse:
     """Every visible question, newest first, open ones flagged; the plant form (?about=12)."""
     qs = with_trust(Node.objects.filter(kind=Kind.QUESTION, decayed_at__isnull=True))
     qs = qs.exclude(trust__in=list(HIDDEN_TRUST)).order_by("-created_at", "-id")[:LISTED]
-    rows = [{"node": q, "open": questions.is_open(q.pk)} for q in qs]
+    listed = list(qs)
+    still_open = questions.open_among(q.pk for q in listed)
+    rows = [{"node": q, "open": q.pk in still_open} for q in listed]
     context = {
         "open_rows": [r for r in rows if r["open"]],
         "closed_rows": [r for r in rows if not r["open"]],

@@ -6,7 +6,7 @@ order the queue oldest proposal first. Nothing here writes; the acts live in rev
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.utils import timezone
@@ -108,14 +108,16 @@ def waiting() -> Waiting:
     latest: dict[int, Event] = {}
     declines: dict[int, list[Event]] = {}
     kinds = [EventKind.PROPOSED, EventKind.DECLINED]
-    for event in Event.objects.filter(kind__in=kinds).order_by("at", "id"):
+    events = Event.objects.filter(kind__in=kinds).defer("snapshot").order_by("at", "id")
+    for event in events:
         if event.kind == EventKind.PROPOSED:
             latest[event.node_id] = event
         else:
             declines.setdefault(event.node_id, []).append(event)
     trust = trust_map(latest)
     ids = sorted((i for i in latest if trust[i] == Trust.PROPOSED), key=lambda i: (latest[i].at, i))
-    nodes = Node.objects.defer("metadata").in_bulk(ids)
+    # Only what the filters and facets read; with_bodies() loads the shown page whole.
+    nodes = Node.objects.only("id", "domain", "kind").in_bulk(ids)
     result = Waiting()
     for i in ids:
         if i not in nodes:
@@ -131,10 +133,16 @@ def waiting() -> Waiting:
     return result
 
 
+def with_bodies(items: list[Item]) -> list[Item]:
+    """`items` with their whole nodes (waiting() loads only the fields its filters read)."""
+    nodes = Node.objects.defer("metadata").in_bulk([item.node.pk for item in items])
+    return [replace(item, node=nodes[item.node.pk]) for item in items if item.node.pk in nodes]
+
+
 def proposed_queue(*, limit: int = 50) -> tuple[list[Item], int]:
     """The oldest `limit` proposed nodes and how many are waiting in all."""
     items = waiting().items
-    return items[:limit], len(items)
+    return with_bodies(items[:limit]), len(items)
 
 
 def next_waiting(*, after: int, filters: QueueFilters | None = None) -> int | None:

@@ -30,6 +30,7 @@ from review.queue import (
     replacement,
     sealed_nodes,
     waiting,
+    with_bodies,
 )
 from review.view_helpers import (
     HtmxHttpRequest,
@@ -56,7 +57,7 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
     page = Paginator(matching, QUEUE_PAGE).get_page(request.GET.get("page"))
     context = {
         "page": page,
-        "items": list(page.object_list),
+        "items": with_bodies(list(page.object_list)),
         "total": len(everything.items),
         "matching": len(matching),
         "filters": filters,

@@ -145,3 +145,15 @@ def test_a_question_near_a_node_shows_on_its_node_page(owner_client, make_note):
         "/review/questions/plant/", {"body": "Who clears the gutter?", "about": str(topic.pk)}
     )
     assert "Who clears the gutter?" in owner_client.get(f"/node/{topic.pk}/").content.decode()
+
+
+def test_the_questions_list_splits_open_from_answered(owner_client, make_note):
+    topic, fix = make_note("The boiler knocks."), make_note("Pressure topped up.")
+    for body in ("Why does it knock?", "When was it serviced?"):
+        owner_client.post("/review/questions/plant/", {"body": body, "about": str(topic.pk)})
+    knock = Node.objects.get(body="Why does it knock?")
+    owner_client.post(f"/review/questions/{knock.pk}/answer/", {"node": str(fix.pk)})
+    html = owner_client.get("/review/questions/").content.decode()
+    open_part, answered_part = html.split('id="answered-questions"')
+    assert "When was it serviced?" in open_part and "Why does it knock?" not in open_part
+    assert "Why does it knock?" in answered_part
