@@ -157,3 +157,31 @@ def test_the_questions_list_splits_open_from_answered(owner_client, make_note):
     open_part, answered_part = html.split('id="answered-questions"')
     assert "When was it serviced?" in open_part and "Why does it knock?" not in open_part
     assert "Why does it knock?" in answered_part
+
+
+def test_the_new_pages_show_nothing_of_a_sealed_node(owner_client, ground):
+    from review.ceremony import seal
+
+    seal(ground.pk, owner="owner")
+    for url in (
+        f"/review/{ground.pk}/why/",
+        f"/review/{ground.pk}/reject/",
+        f"/review/decays/{ground.pk}/let-go/",
+    ):
+        html = owner_client.get(url).content.decode()
+        assert "spare key" not in html and ground.body_hash not in html, url
+        assert f"sealed #{ground.pk}" in html, url
+
+
+def test_undo_of_a_live_node_and_revoke_of_an_unknown_token_write_nothing(
+    owner_client, pending, counts
+):
+    before = counts()
+    response = owner_client.post(f"/review/decays/{pending.pk}/undo/", follow=True)
+    assert (
+        "Nothing was written" in response.content.decode()
+        and "is live" in response.content.decode()
+    )
+    response = owner_client.post("/tokens/", {"name": "nobody"}, follow=True)
+    assert "No such active token." in response.content.decode()
+    assert counts() == before
