@@ -99,7 +99,7 @@ def let_go(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         return act_response(
             request,
             lambda: decay.let_go(node.pk, actor=owner_name(request)),
-            done=lambda _: f"#{node.pk} let go.",
+            done=lambda _: "",  # the page it lands on says so, beside its Undo
             fallback=undo_here,
         )
     context = {"item": decision_item(node), "next": request.GET.get("next", "")}

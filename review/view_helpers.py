@@ -63,6 +63,6 @@ def act_response(
             return fragment
     if error:
         messages.error(request, f"Nothing was written: {error}")
-    else:
-        messages.success(request, done(result))
+    elif said := done(result):  # "" when the page the redirect lands on says it already
+        messages.success(request, said)
     return back(request, fallback)
