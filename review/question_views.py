@@ -6,6 +6,8 @@ Answering never roots anything.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -67,7 +69,8 @@ def question_plant(request: HtmxHttpRequest) -> HttpResponse:
         )
     except GroveError as exc:
         messages.error(request, f"Nothing was written: {exc.message}")
-        return redirect(reverse("questions") + f"?about={request.POST.get('about', '')[:50]}")
+        about = urlencode({"about": request.POST.get("about", "")[:50]})
+        return redirect(reverse("questions") + f"?{about}")
     messages.success(request, f"Planted question #{question.pk}.")
     return redirect("question", question_id=question.pk)
 

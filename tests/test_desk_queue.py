@@ -202,3 +202,13 @@ def test_new_posts_without_a_csrf_token_are_refused(junk, counts, url):
     data = {"action": "decline", "ids": [junk[0].pk]}
     assert client.post(url.format(id=junk[0].pk), data).status_code == 403
     assert counts() == before
+
+
+def test_rejecting_from_the_queue_goes_back_to_the_queue(owner_client, junk):
+    page = owner_client.get("/review/?agent=agent:junk").content.decode()
+    assert f"/review/{junk[0].pk}/reject/?next=/review/%3Fagent%3Dagent%3Ajunk" in page
+    response = owner_client.post(
+        f"/review/{junk[0].pk}/reject/",
+        {"confirmed": "yes", "reason": "false", "next": "/review/?agent=agent%3Ajunk"},
+    )
+    assert response["Location"] == "/review/?agent=agent%3Ajunk"
