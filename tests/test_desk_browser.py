@@ -52,7 +52,9 @@ def test_decline_keeps_the_node_and_reject_asks_first(owner_page, live_server, m
     owner_page.get_by_label("Why is it false?").fill("the agent made it up")
     shots(owner_page, "reject-confirm")
     owner_page.get_by_role("button", name=f"Yes, reject #{drop.pk} as false").click()
-    owner_page.wait_for_url(f"{live_server.url}/review/{drop.pk}/")
+    owner_page.wait_for_url(f"{live_server.url}/review/")  # back to the queue it came from
+    assert "Rejected #" in owner_page.locator(".messages").inner_text()
+    owner_page.goto(f"{live_server.url}/review/{drop.pk}/")
     assert "thinks fact 1" not in owner_page.locator("main").inner_text()
     assert owner_page.locator("#tombstone").is_visible()
     shots(owner_page, "rejected-panel")
