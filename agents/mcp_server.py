@@ -27,6 +27,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 
 from agents import operations as api
+from agents import question_ops
 from agents.inputs import check_text
 from memory.errors import GroveError
 from memory.models import ApiToken
@@ -37,7 +38,8 @@ INSTRUCTIONS = (
     "body and counts as a read; context gives the bodies that fit a token budget; remember "
     "writes a node that must name its origins (node ids it came from); commit_turn records an "
     "exchange of this conversation; walk moves along the graph with tickets; propose asks the "
-    "owner to root a node. Only the owner roots."
+    "owner to root a node; ask_question, question_link and open_questions tend questions. Only "
+    "the owner roots."
 )
 
 
@@ -57,6 +59,7 @@ def build_server(*, token_name: str) -> MCPServer:
     server = MCPServer(name="grove", instructions=INSTRUCTIONS)
     _add_write_tools(server, token_name)
     _add_read_tools(server, token_name)
+    _add_question_tools(server, token_name)
     return server
 
 
@@ -168,6 +171,32 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
             "step": {"ticket": ticket, "direction": direction, "target": target},
         }
         return _run(token_name, lambda token: api.walk(token, action, by_action[action]))
+
+
+def _add_question_tools(server: MCPServer, token_name: str) -> None:
+    """ask_question, question_link and open_questions (memory/questions.py through
+    agents/question_ops.py)."""
+
+    @server.tool()
+    def ask_question(body: str, about: list[int], domain: str = "") -> dict[str, Any]:
+        """Plant an open question about nodes (ids). Answering it never makes anything true."""
+        fields = {"body": body, "about": about, "domain": domain}
+        return _run(token_name, lambda token: question_ops.ask(token, fields)[1])
+
+    @server.tool()
+    def question_link(
+        question_id: int, act: Literal["feed", "answer", "reopen"], node_id: int
+    ) -> dict[str, Any]:
+        """act "feed" (the node bears on the question), "answer" (it answers it) or "reopen"
+        (it reopens an answered question)."""
+        return _run(
+            token_name, lambda token: question_ops.link(token, question_id, act, {"node": node_id})
+        )
+
+    @server.tool()
+    def open_questions(node_id: int) -> dict[str, Any]:
+        """Open questions about or fed by a node (previews)."""
+        return _run(token_name, lambda token: question_ops.near(token, node_id))
 
 
 # --- the stdio transport, screened -----------------------------------------------------------

@@ -55,6 +55,10 @@ AS_OF = _query(
 )
 READ_ERRORS = _errors(400, 401, 404)
 WRITE_ERRORS = _errors(400, 401, 403, 404, 409, 413)
+QUESTION_STATE = {
+    "type": "object",
+    "properties": {"question": {"type": "integer"}, "open": {"type": "boolean"}},
+}
 TICKET = {"type": "object", "required": ["ticket"], "properties": {"ticket": {"type": "string"}}}
 
 
@@ -258,6 +262,51 @@ SPEC: dict[str, Any] = {
                 }
             }
             for act in OWNER_ONLY_ACTS
+        },
+        "/questions": {
+            "post": {
+                "summary": "Plant an open question about nodes (answering it roots nothing)",
+                "requestBody": _body(
+                    {
+                        "type": "object",
+                        "required": ["body", "about"],
+                        "properties": {
+                            "body": {"type": "string"},
+                            "about": {"type": "array", "items": {"type": "integer"}},
+                            "domain": {"type": "string"},
+                        },
+                    }
+                ),
+                "responses": {"201": _json(QUESTION_STATE, "planted"), **WRITE_ERRORS},
+            }
+        },
+        **{
+            f"/questions/{{node_id}}/{act}": {
+                "post": {
+                    "summary": summary,
+                    "parameters": [NODE_ID],
+                    "requestBody": _body(
+                        {
+                            "type": "object",
+                            "required": ["node"],
+                            "properties": {"node": {"type": "integer"}},
+                        }
+                    ),
+                    "responses": {"200": _json(QUESTION_STATE, "linked"), **WRITE_ERRORS},
+                }
+            }
+            for act, summary in (
+                ("feed", "A node bears on the question (node_id is the question)"),
+                ("answer", "A node answers the question"),
+                ("reopen", "A node reopens an answered question"),
+            )
+        },
+        "/nodes/{node_id}/questions": {
+            "get": {
+                "summary": "Open questions about or fed by the node (previews)",
+                "parameters": [NODE_ID],
+                "responses": {"200": _json({"type": "object"}, "questions"), **READ_ERRORS},
+            }
         },
         "/turns": {
             "post": {

@@ -16,6 +16,12 @@ urlpatterns = [
     path("nodes/<int:node_id>/authority", api.node_authority, name="authority"),
     path("nodes/<int:node_id>/propose", api.node_propose, name="propose"),
     path("nodes/<int:node_id>/extract", api.node_extract, name="extract"),
+    path("nodes/<int:node_id>/questions", api.node_questions, name="node-questions"),
+    path("questions", api.questions_view, name="questions"),
+    *(
+        path(f"questions/<int:node_id>/{act}", api.question_link, {"act": act}, name=f"q-{act}")
+        for act in ("feed", "answer", "reopen")
+    ),
     path("turns", api.turns, name="turns"),
     path("recall", api.recall_view, name="recall"),
     path("context", api.context_view, name="context"),

@@ -15,6 +15,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from agents import question_ops
 from agents.openapi import SPEC
 from agents.operations import (
     authority,
@@ -178,6 +179,23 @@ def context_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
 @agent_endpoint("POST")
 def walk_view(request: HttpRequest, token: ApiToken, data: dict[str, Any], action: str):
     return 200, walk(token, action, data)
+
+
+@agent_endpoint("POST")
+def questions_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    return question_ops.ask(token, data)
+
+
+@agent_endpoint("POST")
+def question_link(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str
+):
+    return 200, question_ops.link(token, node_id, act, data)
+
+
+@agent_endpoint("GET")
+def node_questions(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return 200, question_ops.near(token, node_id)
 
 
 @csrf_exempt

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.auditlog import FILTERS, csv_lines, filter_events, json_chunks, sealed_ids
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
 from memory.chain import last_checkpoint
-from memory.errors import GroveError, Invalid
+from memory.errors import Invalid
 from memory.models import DecayReason, Event, EventKind, Node
 from memory.sleep.decay import restore
 from memory.visibility import MAX_ID
+from review.view_helpers import act_response
 
 PER_PAGE = 50
 
@@ -103,23 +102,20 @@ def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         return HttpResponse(
             f"event {event_id!r} is not an event id", status=400, content_type="text/plain"
         )
-    error = ""
-    try:
-        restore(node_id, actor=OWNER_ACTOR)
-    except GroveError as refused:
-        error = refused.message
-    if request.htmx:
+
+    def row(error: str | None) -> HttpResponse | None:
         events = Event.objects.filter(pk=int(event_id)) if event_id else Event.objects.none()
         event = events.select_related("node").first()
-        if event is not None:
-            back = request.POST.get("next", "")
-            context = {"e": event, "row_error": error, **_row_context([event], here=back)}
-            return render(request, "dashboard/audit.html#row", context)
-    if error:
-        messages.error(request, error)
-    else:
-        messages.success(request, f"Node #{node_id} restored.")
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-        back = ""
-    return redirect(back or "audit_log")
+        if event is None:
+            return None
+        back = request.POST.get("next", "")
+        context = {"e": event, "row_error": error or "", **_row_context([event], here=back)}
+        return render(request, "dashboard/audit.html#row", context)
+
+    return act_response(
+        request,
+        lambda: restore(node_id, actor=OWNER_ACTOR),
+        done=lambda _: f"Node #{node_id} restored.",
+        fallback=reverse("audit_log"),
+        row=row,
+    )

@@ -20,6 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from memory.models import Trust
 from memory.recall import live_at
 from memory.trust import trust_map
+from review.queue import drawn_as_supersedes
 
 RING_CAP = 12
 EDGE_SCAN = 3000  # rows read per hop at most: a hub with thousands of children stays cheap
@@ -178,13 +179,15 @@ def neighbourhood(
     for i, gnode in hood.nodes.items():
         gnode.trust = Trust.SEALED if sealed_now[i] == Trust.SEALED else trusts[i]
         gnode.live = i in alive
-        if gnode.sealed:
+        if gnode.sealed or gnode.trust == Trust.REJECTED:  # no words of a tombstone either
             gnode.label = ""
         if as_of is not None and gnode.permanent:
             at = gnode.permanent_at
             gnode.permanent = at is None or str(at)[:19] <= _db_time(as_of)[:19]
     hood.faded = sum(1 for g in hood.nodes.values() if g.ring and not g.live)
-    hood.edges = sorted(e for e in edges if e[0] in hood.nodes and e[1] in hood.nodes)
+    hood.edges = drawn_as_supersedes(
+        sorted(e for e in edges if e[0] in hood.nodes and e[1] in hood.nodes)
+    )
     _layout(hood, rings)
     return hood
 

@@ -20,10 +20,12 @@ from memory.authority import authority_report
 from memory.errors import GroveError
 from memory.extract import extract
 from memory.models import Event, Node, Trust
+from memory.questions import open_questions_near
 from memory.sleep.explain import held_by
 from memory.trust import trust_map
 from memory.visibility import live_at
 from review.ceremony import can_root, can_supersede
+from review.queue import replacement
 
 
 def _get_node_or_404(node_id: int) -> Node:
@@ -108,9 +110,10 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         graph=render_svg(hood, href=_node_href(params), title=title),
         trust_colours={str(k): v for k, v in TRUST_COLOURS.items()},
         toggle_url=_node_href(_toggled(params))(node.pk),
-        # The acts apply now, whatever time the page shows: asked of the acts' own rules.
-        rootable=can_root(node, trust_now) is None,
-        supersedable=can_supersede(node, trust_now) is None,
+        replaced=replacement(node.pk),
+        root_refusal=can_root(node, trust_now),
+        supersede_refusal=can_supersede(node, trust_now),
+        near_questions=open_questions_near([node.pk]) if as_of is None else [],
     )
     return render(request, "dashboard/node.html", context)
 

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
-from memory.errors import GroveError
 from memory.models import SleepRun, SleepStatus
 from memory.sleep import STEPS, request_sleep
 from memory.sleep.promote import promotion_threshold
+from review.view_helpers import act_response
 
 RUNS_SHOWN = 25
 ACTIVE = (SleepStatus.QUEUED, SleepStatus.RUNNING)
@@ -51,15 +51,12 @@ def sleep_status(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 def run_sleep_now(request: HtmxHttpRequest) -> HttpResponse:
-    error = ""
-    try:
-        run = request_sleep(requested_by=OWNER_ACTOR)
-    except GroveError as refused:
-        error = refused.message
-    if request.htmx:
-        return render(request, "dashboard/sleep.html#status", {**_status_context(), "error": error})
-    if error:
-        messages.error(request, error)
-    else:
-        messages.success(request, f"Sleep run #{run.pk} queued for the worker.")
-    return redirect("sleep_runs")
+    return act_response(
+        request,
+        lambda: request_sleep(requested_by=OWNER_ACTOR),
+        done=lambda run: f"Sleep run #{run.pk} queued for the worker.",
+        fallback=reverse("sleep_runs"),
+        row=lambda error: render(
+            request, "dashboard/sleep.html#status", {**_status_context(), "error": error or ""}
+        ),
+    )

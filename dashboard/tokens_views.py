@@ -1,4 +1,4 @@
-"""The agent tokens page: who can reach the API, in which domains; revoke with one click.
+"""The agent tokens page: who can reach the API, in which domains; revoke, after a confirmation.
 
 Tokens are minted on the command line (`manage.py token create`) so the secret is shown once,
 in the owner's terminal, and never passes through a page.
@@ -18,6 +18,13 @@ from memory.tokens import revoke_token
 
 @require_http_methods(["GET", "POST"])
 def tokens(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST" and request.POST.get("confirmed") != "yes":
+        # Revoking cuts an agent off at once and cannot be undone: say so and ask first.
+        token = ApiToken.objects.filter(name=request.POST.get("name", ""), revoked_at=None).first()
+        if token is None:
+            messages.error(request, "No such active token.")
+            return redirect("tokens")
+        return render(request, "dashboard/token_revoke.html", {"token": token})
     if request.method == "POST":
         try:
             token = revoke_token(name=request.POST.get("name", ""))

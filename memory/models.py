@@ -73,6 +73,7 @@ class EventKind(models.TextChoices):
     KEPT = "kept"
     PROMOTED_PERMANENT = "promoted_permanent"
     PROPOSED = "proposed"
+    DECLINED = "declined"  # the owner's "not now" to a proposal: unreviewed again, on record
     ROOTED = "rooted"
     SUPERSEDED = "superseded"
     SEALED = "sealed"
@@ -90,6 +91,7 @@ class EventKind(models.TextChoices):
 CEREMONY_EVENT_KINDS = frozenset(
     {
         EventKind.PROPOSED,
+        EventKind.DECLINED,
         EventKind.ROOTED,
         EventKind.SUPERSEDED,
         EventKind.SEALED,

@@ -141,7 +141,7 @@ def test_a_ground_pair_is_offered_no_supersede_anywhere(owner_client, db, tmp_pa
         supersede_as_owner(pair, "Under the blue pot.")
     for page in (f"/node/{pair.pk}/", f"/review/{pair.pk}/"):  # ... so no page offers it
         response = owner_client.get(page)
-        assert response.context["supersedable"] is False
+        assert response.status_code == 200
         assert f"/review/{pair.pk}/supersede/" not in response.content.decode()
 
 
