@@ -10,9 +10,19 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.auditlog import FILTERS, csv_lines, filter_events, json_chunks, sealed_ids
+from dashboard.auditlog import (
+    ARRIVED,
+    FILTERS,
+    arrival_rows,
+    arrivals_from_nodes,
+    csv_lines,
+    filter_events,
+    json_chunks,
+    sealed_ids,
+)
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
 from memory.errors import GroveError, Invalid
+from memory.reasons import REASON_WORDS
 from memory.models import DecayReason, Event, EventKind, Node
 from memory.sleep.decay import restore
 
@@ -40,17 +50,22 @@ def _row_context(events: list[Event], *, here: str) -> dict:
 def audit_log(request: HtmxHttpRequest) -> HttpResponse:
     error = ""
     try:
-        events = filter_events(request.GET)
+        arrivals = arrivals_from_nodes(request.GET)
+        events = filter_events(request.GET) if arrivals is None else Event.objects.none()
     except Invalid as refused:
-        error = refused.message
+        error, arrivals = refused.message, None
         events = Event.objects.none()
-    page = Paginator(events.select_related("node"), PER_PAGE).get_page(request.GET.get("page"))
+    if arrivals is not None:
+        page = Paginator(arrivals, PER_PAGE).get_page(request.GET.get("page"))
+        page.object_list = arrival_rows(page.object_list)
+    else:
+        page = Paginator(events.select_related("node"), PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "page": page,
         "error": error,
         "filters": {name: request.GET.get(name, "") for name in FILTERS},
-        "kinds": EventKind.values,
-        "reasons": sorted({*DecayReason.values, "owner_restore", "owner_keep"}),
+        "kinds": sorted({*EventKind.values, ARRIVED}),
+        "reasons": sorted({*DecayReason.values, *REASON_WORDS}),
         "domains": Node.objects.values_list("domain", flat=True).distinct().order_by("domain"),
         **_row_context(list(page.object_list), here=request.get_full_path()),
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet
 
 from memory.errors import Invalid
-from memory.models import Event, EventKind, Trust
+from memory.models import Event, EventKind, Node, Trust
 from memory.trust import trust_map
 
 FILTERS = ("kind", "reason", "actor", "domain", "node", "since", "until")
@@ -79,6 +80,61 @@ def filter_events(params: Mapping[str, str]) -> QuerySet[Event]:
     if until := _day((params.get("until") or "").strip(), name="until"):
         qs = qs.filter(at__lt=until + timedelta(days=1))
     return qs.order_by("-at", "-id")
+
+
+# Arrivals: an `arrived` event per node where the log has them; until then, the nodes' own
+# store clock (created_at) stands in, behind the same Kind filter.
+ARRIVED = "arrived"
+
+
+@dataclass
+class Arrival:
+    """A node's arrival drawn as a log row (same fields the row template reads)."""
+
+    pk: str
+    at: datetime
+    node_id: int
+    node: Node
+    actor: str
+    kind: str = ARRIVED
+    reason: str = ""
+    related_node_id: int | None = None
+    snapshot: dict[str, Any] = field(default_factory=dict)
+
+
+def arrivals_from_nodes(params: Mapping[str, str]) -> QuerySet[Node] | None:
+    """Nodes newest first, by node, domain and date range on the store clock, when the filter
+    asks for arrivals and the log has no `arrived` events to answer it; else None."""
+    if (params.get("kind") or "").strip() != ARRIVED or ARRIVED in EventKind.values:
+        return None
+    qs = Node.objects.all()
+    if node := (params.get("node") or "").strip():
+        if not node.isdigit():
+            raise Invalid(f"node {node!r} is not a node id")
+        qs = qs.filter(pk=int(node))
+    if domain := (params.get("domain") or "").strip():
+        qs = qs.filter(domain=domain)
+    if actor := (params.get("actor") or "").strip():
+        qs = qs.filter(signature=actor)
+    if since := _day((params.get("since") or "").strip(), name="since"):
+        qs = qs.filter(created_at__gte=since)
+    if until := _day((params.get("until") or "").strip(), name="until"):
+        qs = qs.filter(created_at__lt=until + timedelta(days=1))
+    return qs.order_by("-created_at", "-id")
+
+
+def arrival_rows(nodes: Iterable[Node]) -> list[Arrival]:
+    return [
+        Arrival(
+            pk=f"n{n.pk}",
+            at=n.created_at,
+            node_id=n.pk,
+            node=n,
+            actor=n.signature,
+            snapshot={"excerpt": " ".join(n.body[:240].split()), "kind": n.kind},
+        )
+        for n in nodes
+    ]
 
 
 def export_row(event: Event, *, sealed: bool, domain: str = "") -> dict[str, Any]:

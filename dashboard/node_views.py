@@ -13,7 +13,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from dashboard.asof import widget_value
-from dashboard.graph import TRUST_COLOURS, neighbourhood, render_svg
+from dashboard.graph import backlinks, neighbourhood
+from dashboard.graph_layout import render_svg
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
 from memory.errors import GroveError
@@ -98,7 +99,8 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         report=report,
         hood=hood,
         graph=render_svg(hood, href=_node_href(params), title=title),
-        trust_colours={str(k): v for k, v in TRUST_COLOURS.items()},
+        trust_states=Trust.values,
+        backlinks=backlinks(node.pk, as_of=as_of),
         toggle_url=_node_href(_toggled(params))(node.pk),
     )
     return render(request, "dashboard/node.html", context)

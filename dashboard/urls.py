@@ -3,7 +3,15 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import audit_views, node_views, search_views, sleep_views, tokens_views, views
+from dashboard import (
+    audit_views,
+    browse_views,
+    node_views,
+    search_views,
+    sleep_views,
+    tokens_views,
+    views,
+)
 from dashboard import auth_views as owner_views
 
 urlpatterns = [
@@ -15,6 +23,8 @@ urlpatterns = [
     path("tokens/", tokens_views.tokens, name="tokens"),
     path("overview/waiting/", views.overview_waiting, name="overview_waiting"),
     path("search/", search_views.search, name="search"),
+    path("nodes/", browse_views.browse_nodes, name="browse_nodes"),
+    path("forgotten/", browse_views.forgotten_nodes, name="forgotten"),
     path("node/<int:node_id>/", node_views.node_page, name="node"),
     path("node/<int:node_id>/restore/", audit_views.restore_node, name="restore_node"),
     path("audit/", audit_views.audit_log, name="audit_log"),

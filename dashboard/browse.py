@@ -1,0 +1,217 @@
+"""Browsing every node the owner holds: facets, sort and pages, fast at 100k nodes.
+
+Each facet narrows through an index: kind and domain (memory_node_kind_domain, _domain_live),
+lifecycle (decayed_at), permanence through its audit events (promoted_permanent, one-way), and
+trust through the audit log's few authority events (trust is derived, never stored: the nodes
+with any authority event are a small set, judged once per page by memory.trust.trust_map;
+"unreviewed" is every node outside that set). Pages are fetched one row past their end instead
+of counted, so no page pays for a count over the whole table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.functions import Substr
+
+from dashboard.labels import short_title
+from memory.errors import Invalid
+from memory.models import (
+    CEREMONY_EVENT_KINDS,
+    Edge,
+    Event,
+    EventKind,
+    Jurisdiction,
+    Kind,
+    Node,
+    Trust,
+)
+from memory.recall import EXCERPT_CHARS, excerpt_of
+from memory.trust import trust_map
+from memory.visibility import HIDDEN_TRUST, MAX_ID
+
+PER_PAGE = 50
+FACETS = ("trust", "lifecycle", "kind", "jurisdiction", "domain", "permanent", "links_to")
+LIFECYCLES = ("live", "decayed")
+SORTS = {
+    "newest": ("-created_at", "-id"),
+    "oldest": ("created_at", "id"),
+    "most-read": ("-access_count", "-id"),
+    "event-clock": ("-referent_time", "-id"),
+}
+
+
+@dataclass
+class Page:
+    rows: list[dict[str, Any]]
+    number: int
+    has_next: bool
+    filters: dict[str, str] = field(default_factory=dict)
+    sort: str = "newest"
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+
+def _choice(params: Mapping[str, str], name: str, allowed: tuple[str, ...] | list[str]) -> str:
+    value = (params.get(name) or "").strip()
+    if value and value not in allowed:
+        raise Invalid(f"{name} {value!r} is not one of: {', '.join(allowed)}")
+    return value
+
+
+def _judged(trust: str) -> list[int]:
+    """The nodes whose trust is `trust` now, among those with any authority event."""
+    ids = Event.objects.filter(kind__in=CEREMONY_EVENT_KINDS, node_id__isnull=False)
+    ids = ids.values_list("node_id", flat=True).distinct()
+    return [i for i, t in trust_map(list(ids)).items() if t == trust]
+
+
+def _node_id(params: Mapping[str, str], name: str) -> int | None:
+    value = (params.get(name) or "").strip().lstrip("#")
+    if not value:
+        return None
+    if not value.isdigit() or not 0 < int(value) <= MAX_ID:
+        raise Invalid(f"{name} {value!r} is not a node id")
+    return int(value)
+
+
+def filter_nodes(params: Mapping[str, str]) -> tuple[QuerySet[Node], dict[str, str], str]:
+    """Nodes narrowed by the facets in `params`, ordered by `sort`; with the cleaned filters.
+
+    Refuses (Invalid) a value outside a facet's choices, an unknown sort, a bad node id."""
+    trust = _choice(params, "trust", Trust.values)
+    lifecycle = _choice(params, "lifecycle", LIFECYCLES)
+    kind = _choice(params, "kind", Kind.values)
+    jurisdiction = _choice(params, "jurisdiction", Jurisdiction.values)
+    permanent = _choice(params, "permanent", ("yes", "no"))
+    sort = _choice(params, "sort", tuple(SORTS)) or "newest"
+    domain = (params.get("domain") or "").strip()
+    links_to = _node_id(params, "links_to")
+    qs = Node.objects.all()
+    if trust == Trust.UNREVIEWED:
+        authority = Event.objects.filter(node=OuterRef("pk"), kind__in=CEREMONY_EVENT_KINDS)
+        # A node sealed then unsealed has authority events and is unreviewed again.
+        qs = qs.filter(~Exists(authority) | Q(pk__in=_judged(trust)))
+    elif trust:
+        qs = qs.filter(pk__in=_judged(trust))
+    if lifecycle:
+        qs = qs.filter(decayed_at__isnull=lifecycle == "live")
+    if kind:
+        qs = qs.filter(kind=kind)
+    if domain:
+        qs = qs.filter(domain=domain)
+    if jurisdiction:
+        qs = qs.filter(jurisdiction=jurisdiction)
+    if permanent:
+        # Permanence is one-way and every promotion is audited: the events name the few.
+        promoted = Event.objects.filter(kind=EventKind.PROMOTED_PERMANENT).values("node_id")
+        qs = qs.filter(pk__in=promoted) if permanent == "yes" else qs.exclude(pk__in=promoted)
+    if links_to is not None:
+        qs = qs.filter(Exists(Edge.objects.filter(from_node=OuterRef("pk"), to_node=links_to)))
+    filters = {
+        "trust": trust,
+        "lifecycle": lifecycle,
+        "kind": kind,
+        "jurisdiction": jurisdiction,
+        "domain": domain,
+        "permanent": permanent,
+        "links_to": str(links_to or ""),
+    }
+    return qs.order_by(*SORTS[sort]), filters, sort
+
+
+def page_number(value: str | None) -> int:
+    try:
+        return max(1, min(int(value or 1), 100_000))
+    except ValueError:
+        return 1
+
+
+def rows_of(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """List rows: trust now, a short title and an excerpt; no words for sealed or rejected."""
+    trusts = trust_map([n["id"] for n in nodes])
+    rows = []
+    for n in nodes:
+        trust = trusts[n["id"]]
+        hidden = trust in HIDDEN_TRUST
+        rows.append(
+            {
+                **n,
+                "trust": trust,
+                "hidden": hidden,
+                "title": short_title(n["head"], source=n["source"], node_id=n["id"], trust=trust),
+                "excerpt": "" if hidden else excerpt_of(n["head"]),
+                "live": n["decayed_at"] is None,
+            }
+        )
+    return rows
+
+
+ROW_FIELDS = (
+    "id", "kind", "jurisdiction", "domain", "source", "created_at", "referent_time",
+    "access_count", "last_accessed_at", "permanent", "decayed_at",
+)  # fmt: skip
+
+
+def browse(params: Mapping[str, str]) -> Page:
+    """One page of nodes for the browse view (see filter_nodes for what it refuses)."""
+    qs, filters, sort = filter_nodes(params)
+    number = page_number(params.get("page"))
+    start = (number - 1) * PER_PAGE
+    found = list(
+        qs.annotate(head=Substr("body", 1, EXCERPT_CHARS + 1)).values(*ROW_FIELDS, "head")[
+            start : start + PER_PAGE + 1
+        ]
+    )
+    return Page(
+        rows=rows_of(found[:PER_PAGE]),
+        number=number,
+        has_next=len(found) > PER_PAGE,
+        filters=filters,
+        sort=sort,
+    )
+
+
+def decay_events(node_ids: list[int]) -> dict[int, Event]:
+    """The latest decayed event of each node (why and when it was forgotten)."""
+    latest: dict[int, Event] = {}
+    events = Event.objects.filter(node_id__in=node_ids, kind=EventKind.DECAYED).order_by("at", "id")
+    for event in events:
+        latest[event.node_id] = event
+    return latest
+
+
+def forgotten(params: Mapping[str, str]) -> Page:
+    """One page of decayed nodes, most recently forgotten first, each with its decay event.
+    Refuses (Invalid) nothing but what filter_nodes refuses for `domain`."""
+    qs = Node.objects.filter(decayed_at__isnull=False)
+    domain = (params.get("domain") or "").strip()
+    if domain:
+        qs = qs.filter(domain=domain)
+    number = page_number(params.get("page"))
+    start = (number - 1) * PER_PAGE
+    found = list(
+        qs.order_by("-decayed_at", "-id")
+        .annotate(head=Substr("body", 1, EXCERPT_CHARS + 1))
+        .values(*ROW_FIELDS, "head")[start : start + PER_PAGE + 1]
+    )
+    rows = rows_of(found[:PER_PAGE])
+    events = decay_events([r["id"] for r in rows])
+    for row in rows:
+        row["event"] = events.get(row["id"])
+        row["age_days"] = _days(row["decayed_at"], row["created_at"])
+    return Page(
+        rows=rows, number=number, has_next=len(found) > PER_PAGE, filters={"domain": domain}
+    )
+
+
+def _days(later: datetime | None, earlier: datetime | None) -> int | None:
+    if later is None or earlier is None:
+        return None
+    return max(0, (later - earlier).days)
