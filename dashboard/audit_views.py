@@ -22,8 +22,8 @@ from dashboard.auditlog import (
 )
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
 from memory.errors import GroveError, Invalid
-from memory.reasons import REASON_WORDS
 from memory.models import DecayReason, Event, EventKind, Node
+from memory.reasons import REASON_WORDS
 from memory.sleep.decay import restore
 
 PER_PAGE = 50
