@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
 from memory.errors import GroveError
 from memory.models import SleepRun, SleepStatus
+from memory.scroll import scroll_dir, verify_scroll
 from memory.sleep import STEPS, request_sleep
 from memory.sleep.promote import promotion_threshold
 
@@ -30,10 +31,28 @@ def _status_context() -> dict:
     }
 
 
+def _scrolls(*, verify: bool) -> list[dict]:
+    """The conversation scrolls on disk, each verified (every record re-hashed, sequence and
+    pair pointers checked) only when the owner asks: a scroll can be large."""
+    rows = []
+    for path in sorted(scroll_dir().glob("*.jsonl")):
+        row: dict = {"name": path.stem, "size": path.stat().st_size}
+        if verify:
+            try:
+                row["report"] = verify_scroll(path.stem)
+            except GroveError as refused:
+                row["report"] = {"ok": False, "records": 0, "problems": [refused.message]}
+        rows.append(row)
+    return rows
+
+
 @require_GET
 def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
+    verify = request.GET.get("verify") == "scrolls"
     context = {
         **_status_context(),
+        "scrolls": _scrolls(verify=verify),
+        "verified": verify,
         "threshold": promotion_threshold(),
         "decay_days": settings.GROVE_DECAY_MIN_AGE_DAYS,
         "cascade_days": settings.GROVE_CASCADE_MIN_AGE_DAYS,
@@ -45,7 +64,8 @@ def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def sleep_status(request: HtmxHttpRequest) -> HttpResponse:
     """The runs table alone: the page polls it every second while a run is queued or running;
-    once none is, the fragment comes back without its trigger and the polling stops."""
+    once none is, the fragment comes back without its trigger and the polling stops (and the
+    "Run sleep now" button inside it comes back enabled)."""
     return render(request, "dashboard/sleep.html#status", _status_context())
 
 

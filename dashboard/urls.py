@@ -21,6 +21,7 @@ urlpatterns = [
     path("login/link/<uidb64>/<token>/", owner_views.login_link, name="login_link"),
     path("account/password/", owner_views.set_password, name="set_password"),
     path("tokens/", tokens_views.tokens, name="tokens"),
+    path("tokens/new/", tokens_views.create_token_view, name="create_token"),
     path("overview/waiting/", views.overview_waiting, name="overview_waiting"),
     path("search/", search_views.search, name="search"),
     path("nodes/", browse_views.browse_nodes, name="browse_nodes"),
