@@ -140,13 +140,17 @@ def rows_of(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for n in nodes:
         trust = trusts[n["id"]]
         hidden = trust in HIDDEN_TRUST
+        title = short_title(n["head"], source=n["source"], node_id=n["id"], trust=trust)
+        excerpt = "" if hidden else excerpt_of(n["head"])
+        if excerpt.startswith(title.removesuffix("…")):
+            title, excerpt = excerpt, ""  # the title was only the first words: say them once
         rows.append(
             {
                 **n,
                 "trust": trust,
                 "hidden": hidden,
-                "title": short_title(n["head"], source=n["source"], node_id=n["id"], trust=trust),
-                "excerpt": "" if hidden else excerpt_of(n["head"]),
+                "title": title,
+                "excerpt": excerpt,
                 "live": n["decayed_at"] is None,
             }
         )

@@ -53,7 +53,9 @@ def bar_geometry(
                  "label": count if show else "", "lx": x + bar_w / 2, "ly": y - 3}
             )  # fmt: skip
         if day.weekday() == 0:
-            ticks.append({"x": left + i * slot + slot / 2, "text": day.strftime("%b %d")})
+            x = left + i * slot + slot / 2
+            anchor = "end" if x > width - right - 24 else "middle"
+            ticks.append({"x": x, "text": day.strftime("%b %d"), "anchor": anchor})
     grid = [{"y": top + plot_h - plot_h * k / 4, "value": f"{peak * k / 4:g}"} for k in range(5)]
     table = [(day, [values[i] for _, _, values in series]) for i, day in enumerate(days)]
     legend, x = [], left

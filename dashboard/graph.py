@@ -49,6 +49,7 @@ class GraphNode:
     permanent: bool = False
     permanent_at: Any = None
     label: str = ""  # the first words of the body, for the tooltip ("" when sealed)
+    head: str = ""  # the body's start as written (headings intact), for the title
     title: str = ""  # a short title drawn beside the circle
     source: str = ""
     parent: int | None = None
@@ -188,7 +189,8 @@ def _judge(hood: Neighbourhood, as_of: datetime | None) -> None:
         gnode.live = i in alive
         if gnode.sealed or gnode.trust == Trust.REJECTED:
             gnode.label = ""
-        gnode.title = short_title(gnode.label, source=gnode.source, node_id=i, trust=gnode.trust)
+        gnode.title = short_title(gnode.head, source=gnode.source, node_id=i, trust=gnode.trust)
+        gnode.head = ""
         if as_of is not None and gnode.permanent:
             at = gnode.permanent_at
             gnode.permanent = at is None or at <= as_of
@@ -203,6 +205,7 @@ def _graph_node(i: int, ring: int, row: dict[str, Any], *, parent: int | None) -
         permanent=row["permanent"],
         permanent_at=row["permanent_at"],
         label=_label(row["head"]),
+        head=row["head"],
         source=row["source"],
         parent=parent,
     )

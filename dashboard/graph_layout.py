@@ -10,6 +10,7 @@ their ring, beside what they stand for.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -124,8 +125,13 @@ def layout(hood: Neighbourhood, *, href: Callable[[int], str]) -> dict[str, Any]
         norm = math.hypot(dx, dy) or 1.0
         label = _place_label(g, r, dx / norm, dy / norm, taken)
         nodes.append(_node_view(g, r, label, href))
-    edges = [_edge_view(hood, a, b, kind, taken) for a, b, kind in hood.edges]
+    # The commonest relation goes unlabelled (the caption names it): twelve "derived_from"
+    # labels round a hub say less than one line of legend.
+    kinds = Counter(kind for _, _, kind in hood.edges)
+    plain = kinds.most_common(1)[0][0] if kinds else ""
+    edges = [_edge_view(hood, a, b, kind, taken, label=kind != plain) for a, b, kind in hood.edges]
     return {
+        "plain_kind": plain,
         "view": _view_box(taken),
         "nodes": sorted(nodes, key=lambda n: -n["ring"]),
         "edges": edges,
@@ -154,23 +160,25 @@ def _node_view(g: GraphNode, r: float, label: dict | None, href: Callable[[int],
     }  # fmt: skip
 
 
-def _edge_view(hood: Neighbourhood, a: int, b: int, kind: str, taken: list[Box]) -> dict:
+def _edge_view(
+    hood: Neighbourhood, a: int, b: int, kind: str, taken: list[Box], *, label: bool
+) -> dict:
     na, nb = hood.nodes[a], hood.nodes[b]
     dx, dy = nb.x - na.x, nb.y - na.y
     length = math.hypot(dx, dy) or 1.0
     ra, rb = NODE_R[na.ring] + 2, NODE_R[nb.ring] + 4
     x1, y1 = na.x + dx * ra / length, na.y + dy * ra / length
     x2, y2 = nb.x - dx * rb / length, nb.y - dy * rb / length
-    label = None
-    for t in (0.5, 0.38, 0.62, 0.28, 0.72):
+    spot = None
+    for t in (0.5, 0.38, 0.62, 0.28, 0.72) if label else ():
         x, y = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t + 3
         box = _text_box(x, y, kind, EDGE_FONT, "middle")
         if _free(box, taken):
             taken.append(box)
-            label = {"x": x, "y": y}
+            spot = {"x": x, "y": y}
             break
     return {
-        "x1": x1, "y1": y1, "x2": x2, "y2": y2, "kind": kind, "label": label,
+        "x1": x1, "y1": y1, "x2": x2, "y2": y2, "kind": kind, "label": spot,
         "faded": not (na.live and nb.live), "tip": f"#{a} {kind} #{b}",
     }  # fmt: skip
 
