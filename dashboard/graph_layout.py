@@ -39,6 +39,12 @@ class _Slot:
     parent: int | None = None
 
 
+def _f(value: float) -> str:
+    """A coordinate as SVG text, one decimal (formatted here, not by a template filter: a
+    picture has hundreds of numbers)."""
+    return f"{value:.1f}"
+
+
 def _text_box(x: float, y: float, text: str, font: int, anchor: str) -> Box:
     width = 0.58 * font * len(text)
     left = {"start": x, "end": x - width, "middle": x - width / 2}[anchor]
@@ -88,7 +94,7 @@ def _place_label(g: GraphNode, r: float, ux: float, uy: float, taken: list[Box])
         box = _text_box(x, y, text, TITLE_FONT, anchor)
         if _free(box, taken):
             taken.append(box)
-            return {"x": x, "y": y, "anchor": anchor, "text": text, "box": box}
+            return {"x": _f(x), "y": _f(y), "anchor": anchor, "text": text, "box": box}
     return None
 
 
@@ -109,7 +115,8 @@ def layout(hood: Neighbourhood, *, href: Callable[[int], str]) -> dict[str, Any]
         target = slot.parent if slot.parent is not None else hood.centre
         pills.append(
             {
-                "x": x - width / 2, "y": y - 11, "w": width, "h": 22, "tx": x, "ty": y + 4,
+                "x": _f(x - width / 2), "y": _f(y - 11), "w": _f(width), "h": 22, "tx": _f(x),
+                "ty": _f(y + 4),
                 "text": text, "href": reverse("browse_nodes") + f"?links_to={target}",
                 "tip": f"{slot.hidden} more neighbours of #{target} not drawn",
                 "box": (x - width / 2, y - 11, x + width / 2, y + 11),
@@ -155,7 +162,8 @@ def _node_view(g: GraphNode, r: float, label: dict | None, href: Callable[[int],
     fits = 0.6 * 10 * len(id_text) <= 2 * r - 6
     return {
         "id": g.id, "ring": g.ring, "href": href(g.id), "classes": classes, "tip": tip,
-        "x": g.x, "y": g.y, "idy": g.y + 4, "r": r, "fill": TRUST_COLOURS.get(g.trust, "#6b7a86"),
+        "x": _f(g.x), "y": _f(g.y), "idy": _f(g.y + 4), "r": r,
+        "fill": TRUST_COLOURS.get(g.trust, "#6b7a86"),
         "id_text": id_text if fits else "", "label": label,
     }  # fmt: skip
 
@@ -175,15 +183,15 @@ def _edge_view(
         box = _text_box(x, y, kind, EDGE_FONT, "middle")
         if _free(box, taken):
             taken.append(box)
-            spot = {"x": x, "y": y}
+            spot = {"x": _f(x), "y": _f(y)}
             break
     return {
-        "x1": x1, "y1": y1, "x2": x2, "y2": y2, "kind": kind, "label": spot,
+        "x1": _f(x1), "y1": _f(y1), "x2": _f(x2), "y2": _f(y2), "kind": kind, "label": spot,
         "faded": not (na.live and nb.live), "tip": f"#{a} {kind} #{b}",
     }  # fmt: skip
 
 
-def _view_box(boxes: list[Box]) -> tuple[float, float, float, float]:
+def _view_box(boxes: list[Box]) -> str:
     left = min(b[0] for b in boxes) - PAD
     top = min(b[1] for b in boxes) - PAD
     right = max(b[2] for b in boxes) + PAD
@@ -191,7 +199,7 @@ def _view_box(boxes: list[Box]) -> tuple[float, float, float, float]:
     if right - left < MIN_VIEW_WIDTH:
         middle = (left + right) / 2
         left, right = middle - MIN_VIEW_WIDTH / 2, middle + MIN_VIEW_WIDTH / 2
-    return (left, top, right - left, bottom - top)
+    return " ".join(_f(v) for v in (left, top, right - left, bottom - top))
 
 
 def render_svg(hood: Neighbourhood, *, href: Callable[[int], str], title: str) -> SafeString:
