@@ -16,8 +16,13 @@ _FILE = re.compile(r"\.(md|markdown|txt|org|json)$", re.IGNORECASE)
 
 
 def _cut(text: str, limit: int = TITLE_CHARS) -> str:
+    """At most `limit` characters, cut at a word boundary when one is not too far back."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space >= limit // 2 else head).rstrip(" ,.;:") + "…"
 
 
 def short_title(body: str, *, source: str = "", node_id: int, trust: str = "") -> str:
