@@ -37,11 +37,20 @@ from memory.visibility import HIDDEN_TRUST, MAX_ID
 PER_PAGE = 50
 FACETS = ("trust", "lifecycle", "kind", "jurisdiction", "domain", "permanent", "links_to")
 LIFECYCLES = ("live", "decayed")
+# Store order is arrival order (ids follow the store clock), and every index ends in the rowid:
+# a facet's index walks in id order with no sort. Most read walks the partial index of live nodes
+# that were read; the event clock has its own index.
 SORTS = {
-    "newest": ("-created_at", "-id"),
-    "oldest": ("created_at", "id"),
+    "newest": ("-id",),
+    "oldest": ("id",),
     "most-read": ("-access_count", "-id"),
     "event-clock": ("-referent_time", "-id"),
+}
+SORT_LABELS = {
+    "newest": "newest first",
+    "oldest": "oldest first",
+    "most-read": "most read (live, read at least once)",
+    "event-clock": "event clock, latest first",
 }
 
 
@@ -113,7 +122,13 @@ def filter_nodes(params: Mapping[str, str]) -> tuple[QuerySet[Node], dict[str, s
         promoted = Event.objects.filter(kind=EventKind.PROMOTED_PERMANENT).values("node_id")
         qs = qs.filter(pk__in=promoted) if permanent == "yes" else qs.exclude(pk__in=promoted)
     if links_to is not None:
-        qs = qs.filter(Exists(Edge.objects.filter(from_node=OuterRef("pk"), to_node=links_to)))
+        # Driven from the edge index (to_node, kind): a hub's few hundred, not every node.
+        qs = qs.filter(pk__in=Edge.objects.filter(to_node=links_to).values("from_node"))
+    if sort == "most-read":
+        # Nodes never read have nothing to rank; live ones walk memory_node_read_live.
+        qs = qs.filter(access_count__gt=0)
+        if lifecycle != "decayed":
+            qs = qs.filter(decayed_at__isnull=True)
     filters = {
         "trust": trust,
         "lifecycle": lifecycle,
@@ -182,12 +197,12 @@ def browse(params: Mapping[str, str]) -> Page:
     )
 
 
-def decay_events(node_ids: list[int]) -> dict[int, Event]:
-    """The latest decayed event of each node (why and when it was forgotten)."""
-    latest: dict[int, Event] = {}
-    events = Event.objects.filter(node_id__in=node_ids, kind=EventKind.DECAYED).order_by("at", "id")
-    for event in events:
-        latest[event.node_id] = event
+def decay_events(node_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The latest decayed event of each node (why, by whom and when it was forgotten)."""
+    latest: dict[int, dict[str, Any]] = {}
+    events = Event.objects.filter(node_id__in=node_ids, kind=EventKind.DECAYED)
+    for event in events.order_by("at", "id").values("node_id", "reason", "actor", "at"):
+        latest[event["node_id"]] = event
     return latest
 
 

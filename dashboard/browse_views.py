@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from dashboard.browse import FACETS, LIFECYCLES, SORTS, Page, browse, forgotten
+from dashboard.browse import FACETS, LIFECYCLES, SORT_LABELS, Page, browse, forgotten
 from dashboard.view_helpers import HtmxHttpRequest
 from memory.errors import Invalid
 from memory.models import Jurisdiction, Kind, Node, Trust
@@ -46,7 +47,8 @@ def browse_nodes(request: HtmxHttpRequest) -> HttpResponse:
         "kinds": Kind.values,
         "jurisdictions": Jurisdiction.values,
         "domains": _domains(),
-        "sorts": list(SORTS),
+        "sorts": SORT_LABELS,
+        "node_base": reverse("node", args=[0]).removesuffix("0/"),
         "active": _chips(request, page.filters),
     }
     status = 400 if error else 200
@@ -58,5 +60,10 @@ def browse_nodes(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def forgotten_nodes(request: HtmxHttpRequest) -> HttpResponse:
     """Decayed nodes, newest decay first: when, why in words, and a restore button."""
-    context = {"page": forgotten(request.GET), "domains": _domains()}
+    context = {
+        "page": forgotten(request.GET),
+        "domains": _domains(),
+        "node_base": reverse("node", args=[0]).removesuffix("0/"),
+        "here": request.get_full_path(),
+    }
     return render(request, "dashboard/forgotten.html", context)

@@ -30,7 +30,7 @@ def short_title(body: str, *, source: str = "", node_id: int, trust: str = "") -
     heading, else the file name of a file source (its #section kept), else the first words."""
     if trust in HIDDEN_TRUST:
         return f"{trust} #{node_id}"
-    heading = _HEADING.search(body[:400])
+    heading = _HEADING.search(body[:400]) if "#" in body[:400] else None
     if heading:
         return _cut(_MARKUP.sub("", heading.group(1)))
     path, _, section = source.partition("#")

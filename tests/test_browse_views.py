@@ -84,8 +84,10 @@ def test_links_to_lists_what_points_at_a_node(owner_client, mixed, make_note):
 
 
 def test_most_read_sorts_first_and_pages_on(owner_client, make_note, mixed):
-    for i in range(50):
-        make_note(f"Filler {i}.")
+    fillers = [make_note(f"Filler {i}.").pk for i in range(50)]
+    Node.objects.filter(pk__in=fillers).update(access_count=1)
+    assert mixed["asked"].pk in _ids(owner_client.get("/nodes/?page=2"))
+    assert mixed["asked"].pk not in _ids(owner_client.get("/nodes/?sort=most-read&page=2"))
     first = owner_client.get("/nodes/?sort=most-read")
     assert re.search(r'<tr id="node-(\d+)"', first.content.decode()).group(1) == str(
         mixed["plain"].pk
