@@ -58,12 +58,15 @@ def test_the_overview_card_leads_to_forgotten_and_restore_brings_it_back(
     assert Node.objects.get(pk=gone.pk).decayed_at is None
 
 
-def test_a_token_is_minted_and_its_secret_shown_once(owner_page, live_server, make_note):
+def test_a_token_is_minted_and_its_secret_shown_once(
+    owner_page, live_server, make_note, screenshot
+):
     owner_page.goto(live_server.url + "/tokens/")
     owner_page.get_by_label("Name").fill("scout")
     owner_page.get_by_label("Domains").fill("personal, work")
     owner_page.get_by_role("button", name="Create token").click()
     secret = owner_page.locator("#token-secret").input_value()
+    screenshot(owner_page, "desk-token-minted")
     token = ApiToken.objects.get(name="scout")
     assert token.token_hash == hash_secret(secret)
     assert token.domains == ["personal", "work"]
@@ -119,7 +122,12 @@ def _desk(make_note):
 
     from django.utils import timezone
 
+    from memory.scroll import commit_turn
     from memory.tokens import create_token
+    from review.ceremony import seal
+
+    commit_turn(conversation="kitchen", user="What did the plumber quote?", assistant="1,200 €.")
+    seal(make_note("The alarm code is 4471.").pk, owner="owner")
 
     hub = make_note("# Kitchen renovation\nThe budget is **5k**; see [[tiles]] and [[#1]].")
     spokes = [
@@ -158,7 +166,10 @@ PAGES = [
 ]
 
 
-def test_every_page_at_two_widths_in_both_themes(owner_page, live_server, make_note, screenshot):
+def test_every_page_at_two_widths_in_both_themes(
+    owner_page, live_server, make_note, screenshot, settings, tmp_path
+):
+    settings.GROVE_SCROLL_DIR = tmp_path / "scroll"
     hub = _desk(make_note)
     for scheme in ("light", "dark"):
         owner_page.emulate_media(color_scheme=scheme)
@@ -168,4 +179,5 @@ def test_every_page_at_two_widths_in_both_themes(owner_page, live_server, make_n
                 owner_page.goto(live_server.url + path.format(hub=hub.pk))
                 if width == 400:
                     _fits(owner_page)
+                assert "4471" not in owner_page.content()
                 screenshot(owner_page, f"desk-{name}-{width}-{scheme}")
