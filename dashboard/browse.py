@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Substr
 
-from dashboard.labels import short_title
+from dashboard.labels import plain_text, short_title
 from memory.errors import Invalid
 from memory.models import (
     CEREMONY_EVENT_KINDS,
@@ -156,7 +156,7 @@ def rows_of(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         trust = trusts[n["id"]]
         hidden = trust in HIDDEN_TRUST
         title = short_title(n["head"], source=n["source"], node_id=n["id"], trust=trust)
-        excerpt = "" if hidden else excerpt_of(n["head"])
+        excerpt = "" if hidden else excerpt_of(plain_text(n["head"]))
         if excerpt.startswith(title.removesuffix("…")):
             title, excerpt = excerpt, ""  # the title was only the first words: say them once
         rows.append(

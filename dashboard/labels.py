@@ -25,6 +25,15 @@ def _cut(text: str, limit: int = TITLE_CHARS) -> str:
     return (head[:space] if space >= limit // 2 else head).rstrip(" ,.;:") + "…"
 
 
+_MARKS = re.compile(r"^\s{0,3}#{1,6}\s+|\*\*|__|`|\[\[|\]\]", re.MULTILINE)
+
+
+def plain_text(body: str) -> str:
+    """A body's start without the commonest markdown marks (heading hashes, bold, code ticks,
+    wikilink brackets), for one-line previews; the words themselves are untouched."""
+    return _MARKS.sub("", body)
+
+
 def short_title(body: str, *, source: str = "", node_id: int, trust: str = "") -> str:
     """A few words naming the node: "sealed #12" for hidden trust; else the first markdown
     heading, else the file name of a file source (its #section kept), else the first words."""
