@@ -35,7 +35,7 @@ from memory.trust import trust_map
 from memory.visibility import HIDDEN_TRUST, MAX_ID
 
 PER_PAGE = 50
-FACETS = ("trust", "lifecycle", "kind", "jurisdiction", "domain", "permanent", "links_to")
+FACETS = ("trust", "lifecycle", "kind", "jurisdiction", "domain", "permanent", "links_to", "near")
 LIFECYCLES = ("live", "decayed")
 # Store order is arrival order (ids follow the store clock), and every index ends in the rowid:
 # a facet's index walks in id order with no sort. Most read walks the partial index of live nodes
@@ -102,6 +102,7 @@ def filter_nodes(params: Mapping[str, str]) -> tuple[QuerySet[Node], dict[str, s
     sort = _choice(params, "sort", tuple(SORTS)) or "newest"
     domain = (params.get("domain") or "").strip()
     links_to = _node_id(params, "links_to")
+    near = _node_id(params, "near")
     qs = Node.objects.all()
     if trust == Trust.UNREVIEWED:
         authority = Event.objects.filter(node=OuterRef("pk"), kind__in=CEREMONY_EVENT_KINDS)
@@ -124,6 +125,10 @@ def filter_nodes(params: Mapping[str, str]) -> tuple[QuerySet[Node], dict[str, s
     if links_to is not None:
         # Driven from the edge index (to_node, kind): a hub's few hundred, not every node.
         qs = qs.filter(pk__in=Edge.objects.filter(to_node=links_to).values("from_node"))
+    if near is not None:  # an edge either way: what the graph calls a neighbour
+        into = Edge.objects.filter(to_node=near).values("from_node")
+        out = Edge.objects.filter(from_node=near).values("to_node")
+        qs = qs.filter(Q(pk__in=into) | Q(pk__in=out))
     if sort == "most-read":
         # Nodes never read have nothing to rank; live ones walk memory_node_read_live.
         qs = qs.filter(access_count__gt=0)
@@ -137,6 +142,7 @@ def filter_nodes(params: Mapping[str, str]) -> tuple[QuerySet[Node], dict[str, s
         "domain": domain,
         "permanent": permanent,
         "links_to": str(links_to or ""),
+        "near": str(near or ""),
     }
     return qs.order_by(*SORTS[sort]), filters, sort
 

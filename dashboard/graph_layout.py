@@ -117,7 +117,7 @@ def layout(hood: Neighbourhood, *, href: Callable[[int], str]) -> dict[str, Any]
             {
                 "x": _f(x - width / 2), "y": _f(y - 11), "w": _f(width), "h": 22, "tx": _f(x),
                 "ty": _f(y + 4),
-                "text": text, "href": reverse("browse_nodes") + f"?links_to={target}",
+                "text": text, "href": reverse("browse_nodes") + f"?near={target}",
                 "tip": f"{slot.hidden} more neighbours of #{target} not drawn",
                 "box": (x - width / 2, y - 11, x + width / 2, y + 11),
             }

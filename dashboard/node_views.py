@@ -18,7 +18,7 @@ from dashboard.graph_layout import render_svg
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
 from memory.errors import GroveError
-from memory.models import Event, Node, Trust
+from memory.models import Event, EventKind, Node, Trust
 from memory.read import read
 from memory.trust import trust_map
 from memory.visibility import live_at
@@ -89,12 +89,15 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     title = f"Graph neighbourhood of node #{node.pk}" + (
         f" as of {as_of:%Y-%m-%d %H:%M} UTC" if as_of else ""
     )
+    events = list(events[:500])
+    decays = [e for e in events if e.kind == EventKind.DECAYED and e.node_id == node.pk]
     context.update(
+        decay_event=decays[-1] if decays else None,
         trust=trust,
         live=live,
         permanent=node.permanent and (as_of is None or node.permanent_at <= as_of),
         counted=counted,
-        events=list(events[:500]),
+        events=events,
         later_events=later,
         report=report,
         hood=hood,

@@ -83,6 +83,11 @@ def test_links_to_lists_what_points_at_a_node(owner_client, mixed, make_note):
     assert _ids(owner_client.get(f"/nodes/?links_to={mixed['plain'].pk}")) == {child.pk}
 
 
+def test_near_lists_neighbours_either_way(owner_client, mixed, make_note, root_note):
+    child = make_note("Says more.", origins=[{"id": mixed["plain"].pk, "relation": "derived_from"}])
+    assert _ids(owner_client.get(f"/nodes/?near={mixed['plain'].pk}")) == {child.pk, root_note.pk}
+
+
 def test_most_read_sorts_first_and_pages_on(owner_client, make_note, mixed):
     fillers = [make_note(f"Filler {i}.").pk for i in range(50)]
     Node.objects.filter(pk__in=fillers).update(access_count=1)

@@ -121,7 +121,7 @@ def test_a_hub_is_collapsed_to_its_top_neighbours_with_a_count(make_note):
     drawn = layout(hood, href=lambda i: f"/node/{i}/")
     assert len([n for n in drawn["nodes"] if n["ring"] == 1]) == 12
     (pill,) = [p for p in drawn["pills"] if p["text"].startswith("+")]
-    assert pill["text"] == "+29 more" and pill["href"] == f"/nodes/?links_to={hub.pk}"
+    assert pill["text"] == "+29 more" and pill["href"] == f"/nodes/?near={hub.pk}"
 
 
 def test_labels_never_overlap(make_note):
@@ -167,3 +167,16 @@ def test_the_404_page_is_styled_and_the_favicon_is_served(owner_client):
 def test_the_500_page_renders_without_a_request():
     html = render_to_string("500.html")
     assert "Something broke" in html and "grove.css" in html
+
+
+def test_a_decayed_node_says_why_and_restores_from_its_page(owner_client, make_note):
+    from memory.models import Node
+    from memory.sleep.decay import let_go
+
+    gone = make_note("Old tide tables.", days_old=30)
+    let_go(gone.pk, actor="owner")
+    body = owner_client.get(f"/node/{gone.pk}/").content.decode()
+    assert "You let it go" in body and 'id="restore-node"' in body
+    back = owner_client.post(f"/node/{gone.pk}/restore/", {"next": f"/node/{gone.pk}/"})
+    assert back["Location"] == f"/node/{gone.pk}/"
+    assert Node.objects.get(pk=gone.pk).decayed_at is None
