@@ -89,7 +89,9 @@ def _place_label(g: GraphNode, r: float, ux: float, uy: float, taken: list[Box])
     outward = (g.x + ux * (r + 5), g.y + uy * (r + 5) + (TITLE_FONT if uy > 0.35 else 4), anchor)
     below = (g.x, g.y + r + TITLE_FONT + 2, "middle")
     above = (g.x, g.y - r - 5, "middle")
-    candidates = [below] if g.ring == 0 else [outward, below, above]
+    right = (g.x + r + 5, g.y + 4, "start")
+    left = (g.x - r - 5, g.y + 4, "end")
+    candidates = [below, above, right, left] if g.ring == 0 else [outward, below, above]
     for x, y, anchor in candidates:
         box = _text_box(x, y, text, TITLE_FONT, anchor)
         if _free(box, taken):
@@ -125,6 +127,10 @@ def layout(hood: Neighbourhood, *, href: Callable[[int], str]) -> dict[str, Any]
     taken: list[Box] = [p["box"] for p in pills]
     taken += [(g.x - NODE_R[g.ring], g.y - NODE_R[g.ring], g.x + NODE_R[g.ring],
                g.y + NODE_R[g.ring]) for g in hood.nodes.values()]  # fmt: skip
+    # Arrowheads are obstacles too: a label drawn over one would hide which way the edge runs.
+    for a, b, _ in hood.edges:
+        x2, y2 = _tip(hood.nodes[a], hood.nodes[b])
+        taken.append((x2 - 6, y2 - 6, x2 + 6, y2 + 6))
     nodes = []
     for g in sorted(hood.nodes.values(), key=lambda g: g.ring):
         r = NODE_R[g.ring]
@@ -168,15 +174,23 @@ def _node_view(g: GraphNode, r: float, label: dict | None, href: Callable[[int],
     }  # fmt: skip
 
 
+def _tip(na: GraphNode, nb: GraphNode) -> tuple[float, float]:
+    """Where an edge from na to nb ends: just outside nb's circle."""
+    dx, dy = nb.x - na.x, nb.y - na.y
+    length = math.hypot(dx, dy) or 1.0
+    rb = NODE_R[nb.ring] + 4
+    return nb.x - dx * rb / length, nb.y - dy * rb / length
+
+
 def _edge_view(
     hood: Neighbourhood, a: int, b: int, kind: str, taken: list[Box], *, label: bool
 ) -> dict:
     na, nb = hood.nodes[a], hood.nodes[b]
     dx, dy = nb.x - na.x, nb.y - na.y
     length = math.hypot(dx, dy) or 1.0
-    ra, rb = NODE_R[na.ring] + 2, NODE_R[nb.ring] + 4
+    ra = NODE_R[na.ring] + 2
     x1, y1 = na.x + dx * ra / length, na.y + dy * ra / length
-    x2, y2 = nb.x - dx * rb / length, nb.y - dy * rb / length
+    x2, y2 = _tip(na, nb)
     spot = None
     for t in (0.5, 0.38, 0.62, 0.28, 0.72) if label else ():
         x, y = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t + 3

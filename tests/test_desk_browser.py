@@ -148,7 +148,7 @@ def _desk(make_note):
         finished_at=now - timedelta(minutes=2),
         steps={"embed": {"count": 27, "ms": 41.2}, "decay": {"count": 3, "ms": 8.0}},
     )
-    return hub
+    return hub, spokes[0]
 
 
 PAGES = [
@@ -158,6 +158,7 @@ PAGES = [
     ("browse", "/nodes/"),
     ("forgotten", "/forgotten/"),
     ("node", "/node/{hub}/"),
+    ("node-two-rings", "/node/{spoke}/"),
     ("audit", "/audit/"),
     ("audit-arrivals", "/audit/?kind=arrived"),
     ("sleep", "/sleep/?verify=scrolls"),
@@ -170,13 +171,13 @@ def test_every_page_at_two_widths_in_both_themes(
     owner_page, live_server, make_note, screenshot, settings, tmp_path
 ):
     settings.GROVE_SCROLL_DIR = tmp_path / "scroll"
-    hub = _desk(make_note)
+    hub, spoke = _desk(make_note)
     for scheme in ("light", "dark"):
         owner_page.emulate_media(color_scheme=scheme)
         for width in (1280, 400):
             owner_page.set_viewport_size({"width": width, "height": 900})
             for name, path in PAGES:
-                owner_page.goto(live_server.url + path.format(hub=hub.pk))
+                owner_page.goto(live_server.url + path.format(hub=hub.pk, spoke=spoke.pk))
                 if width == 400:
                     _fits(owner_page)
                 assert "4471" not in owner_page.content()
