@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Substr
 
 from dashboard.labels import plain_text, short_title
@@ -44,13 +44,14 @@ SORTS = {
     "newest": ("-id",),
     "oldest": ("id",),
     "most-read": ("-access_count", "-id"),
-    "event-clock": ("-referent_time", "-id"),
+    # Nodes with no known event time last, said explicitly: PostgreSQL would put NULLs first.
+    "event-clock": (F("referent_time").desc(nulls_last=True), "-id"),
 }
 SORT_LABELS = {
     "newest": "newest first",
     "oldest": "oldest first",
     "most-read": "most read (live, read at least once)",
-    "event-clock": "event clock, latest first",
+    "event-clock": "event clock (when known), latest first",
 }
 
 

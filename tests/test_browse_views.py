@@ -188,3 +188,14 @@ def test_no_page_run_inline_script_or_style(owner_client, mixed):
         body = owner_client.get(path).content.decode()
         assert " style=" not in body, path
         assert not re.search(r"<script(?![^>]*\bsrc=)", body), path
+
+
+def test_the_event_clock_sort_puts_unknown_times_last(owner_client, make_note):
+    from datetime import UTC, datetime
+
+    unknown = make_note("No idea when this happened.")
+    early = make_note("The wedding.", referent_time=datetime(2021, 6, 1, tzinfo=UTC))
+    late = make_note("The move.", referent_time=datetime(2024, 3, 1, tzinfo=UTC))
+    body = owner_client.get("/nodes/?sort=event-clock").content.decode()
+    order = [int(i) for i in re.findall(r'<tr id="node-(\d+)"', body)]
+    assert order.index(late.pk) < order.index(early.pk) < order.index(unknown.pk)
