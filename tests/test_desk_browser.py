@@ -181,4 +181,6 @@ def test_every_page_at_two_widths_in_both_themes(
                 if width == 400:
                     _fits(owner_page)
                 assert "4471" not in owner_page.content()
-                screenshot(owner_page, f"desk-{name}-{width}-{scheme}")
+                shot = screenshot(owner_page, f"desk-{name}-{width}-{scheme}")
+                if width == 400:  # the first screenful, as a phone shows it
+                    owner_page.screenshot(path=str(shot.with_name(shot.stem + "-top.png")))
