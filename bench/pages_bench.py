@@ -126,6 +126,21 @@ def _pages(
         ("questions", lambda i: "/review/questions/"),
         ("question", lambda i: f"/review/questions/{ids['question'][0]}/"),
         ("agent tokens", lambda i: "/tokens/"),
+        ("browse", lambda i: "/nodes/"),
+        ("browse, page 40", lambda i: "/nodes/?page=40"),
+        ("browse, trust=proposed", lambda i: "/nodes/?trust=proposed"),
+        ("browse, trust=unreviewed", lambda i: "/nodes/?trust=unreviewed"),
+        ("browse, kind+domain", lambda i: "/nodes/?kind=note&domain=work"),
+        ("browse, wild, oldest", lambda i: "/nodes/?jurisdiction=wild&sort=oldest"),
+        ("browse, decayed", lambda i: "/nodes/?lifecycle=decayed"),
+        ("browse, permanent", lambda i: "/nodes/?permanent=yes"),
+        ("browse, most read", lambda i: "/nodes/?sort=most-read"),
+        ("browse, pointing to a hub", lambda i: f"/nodes/?links_to={hubs[i % len(hubs)]}"),
+        ("forgotten", lambda i: "/forgotten/"),
+        ("forgotten, page 20", lambda i: "/forgotten/?page=20"),
+        ("search, empty query (recent)", lambda i: "/search/"),
+        ("search, page 3", lambda i: f"/search/?q={query(i)}&page=3"),
+        ("audit log, arrivals", lambda i: "/audit/?kind=arrived"),
     ]
 
 

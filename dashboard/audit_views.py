@@ -8,11 +8,18 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.auditlog import FILTERS, csv_lines, filter_events, json_chunks, sealed_ids
+from dashboard.auditlog import (
+    FILTERS,
+    csv_lines,
+    filter_events,
+    json_chunks,
+    sealed_ids,
+)
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
 from memory.chain import last_checkpoint
 from memory.errors import Invalid
 from memory.models import DecayReason, Event, EventKind, Node
+from memory.reasons import REASON_WORDS
 from memory.sleep.decay import restore
 from memory.visibility import MAX_ID
 from review.view_helpers import act_response
@@ -43,8 +50,7 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
     try:
         events = filter_events(request.GET)
     except Invalid as refused:
-        error = refused.message
-        events = Event.objects.none()
+        error, events = refused.message, Event.objects.none()
     page = Paginator(events.select_related("node", "token"), PER_PAGE).get_page(
         request.GET.get("page")
     )
@@ -53,8 +59,8 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
         "error": error,
         "checkpoint": last_checkpoint(),
         "filters": {name: request.GET.get(name, "") for name in FILTERS},
-        "kinds": EventKind.values,
-        "reasons": sorted({*DecayReason.values, "owner_restore", "owner_keep"}),
+        "kinds": sorted(EventKind.values),
+        "reasons": sorted({*DecayReason.values, *REASON_WORDS}),
         "domains": Node.objects.values_list("domain", flat=True).distinct().order_by("domain"),
         **_row_context(list(page.object_list), here=request.get_full_path()),
     }

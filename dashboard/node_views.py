@@ -14,12 +14,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.asof import widget_value
-from dashboard.graph import TRUST_COLOURS, neighbourhood, render_svg
+from dashboard.graph import backlinks, neighbourhood
+from dashboard.graph_layout import render_svg
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
 from memory.errors import GroveError
 from memory.extract import extract
-from memory.models import Event, Node, Trust
+from memory.models import Event, EventKind, Node, Trust
 from memory.questions import open_questions_near
 from memory.sleep.explain import held_by
 from memory.trust import trust_map
@@ -96,19 +97,23 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     title = f"Graph neighbourhood of node #{node.pk}" + (
         f" as of {as_of:%Y-%m-%d %H:%M} UTC" if as_of else ""
     )
+    shown = list(events[:500])
+    decays = [e for e in shown if e.kind == EventKind.DECAYED and e.node_id == node.pk]
     context.update(
+        decay_event=decays[-1] if decays else None,
         trust=trust,
         live=live,
         permanent=node.permanent
         and (as_of is None or (node.permanent_at is not None and node.permanent_at <= as_of)),
         counted=False,
         holding=holding,
-        events=list(events[:500]),
+        events=shown,
         later_events=later,
         report=report,
         hood=hood,
         graph=render_svg(hood, href=_node_href(params), title=title),
-        trust_colours={str(k): v for k, v in TRUST_COLOURS.items()},
+        trust_states=Trust.values,
+        backlinks=backlinks(node.pk, as_of=as_of),
         toggle_url=_node_href(_toggled(params))(node.pk),
         replaced=replacement(node.pk),
         root_refusal=can_root(node, trust_now),

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
 from memory.models import SleepRun, SleepStatus
+from memory.scroll import scroll_dir, verify_scroll_file
 from memory.sleep import STEPS, request_sleep
 from memory.sleep.promote import promotion_threshold
 from review.view_helpers import act_response
@@ -31,10 +32,28 @@ def _status_context() -> dict:
     }
 
 
+def _scrolls(*, verify: bool) -> list[dict]:
+    """The conversation scrolls on disk, each verified (every record re-hashed, sequence and
+    pair pointers checked) only when the owner asks: a scroll can be large."""
+    base = scroll_dir()
+    rows = []
+    # One level down too: other domains' scrolls live in <domain>/<conversation>.jsonl.
+    for path in sorted([*base.glob("*.jsonl"), *base.glob("*/*.jsonl")]):
+        name = path.relative_to(base).as_posix()
+        row: dict = {"name": name.removesuffix(".jsonl"), "size": path.stat().st_size}
+        if verify:
+            row["report"] = verify_scroll_file(name)
+        rows.append(row)
+    return rows
+
+
 @require_GET
 def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
+    verify = request.GET.get("verify") == "scrolls"
     context = {
         **_status_context(),
+        "scrolls": _scrolls(verify=verify),
+        "verified": verify,
         "threshold": promotion_threshold(),
         "decay_days": settings.GROVE_DECAY_MIN_AGE_DAYS,
         "cron": settings.GROVE_SLEEP_CRON,
@@ -45,7 +64,8 @@ def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def sleep_status(request: HtmxHttpRequest) -> HttpResponse:
     """The runs table alone: the page polls it every second while a run is queued or running;
-    once none is, the fragment comes back without its trigger and the polling stops."""
+    once none is, the fragment comes back without its trigger and the polling stops (and the
+    "Run sleep now" button inside it comes back enabled)."""
     return render(request, "dashboard/sleep.html#status", _status_context())
 
 

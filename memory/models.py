@@ -153,6 +153,9 @@ class Node(models.Model):
             models.Index(fields=["created_at"], name="memory_node_created_at"),
             models.Index(fields=["decayed_at"], name="memory_node_decayed_at"),
             models.Index(fields=["kind", "domain"], name="memory_node_kind_domain"),
+            # The dashboard's browse sorts by the event clock (an immutable column: no write cost
+            # after arrival).
+            models.Index(fields=["referent_time"], name="memory_node_referent_time"),
             # The decay mark's candidates (live, unread, not permanent), by store clock:
             # pending decays read these without touching the other rows.
             models.Index(

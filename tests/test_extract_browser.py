@@ -13,10 +13,11 @@ pytestmark = pytest.mark.browser
 def test_selecting_words_fills_the_form_and_extracts_them(owner_page, live_server, make_note):
     note = make_note("Café ☕ notes: the boiler 🔥 is serviced in March.")
     owner_page.goto(f"{live_server.url}/node/{note.pk}/")
+    owner_page.get_by_text("Words as stored").click()
     # Select "the boiler 🔥 is serviced" inside the body, as a mouse would.
     owner_page.evaluate(
         """() => {
-            const text = document.getElementById("node-body").firstChild;
+            const text = document.getElementById("node-source").firstChild;
             const at = text.data.indexOf("the boiler");
             const range = document.createRange();
             range.setStart(text, at);

@@ -1,7 +1,7 @@
-// Fills the node page's Extract form (start/end) from a selection inside the body. The form
+// Fills the node page's Extract form (start/end) from a selection inside the words as stored. The form
 // works without this: the offsets can be typed. Offsets count code points, as Python does.
 document.addEventListener("selectionchange", () => {
-  const body = document.getElementById("node-body");
+  const body = document.getElementById("node-source");
   const form = document.getElementById("extract-form");
   const selection = document.getSelection();
   if (!body || !form || !selection || !selection.rangeCount) return;
