@@ -1,0 +1,295 @@
+"""Ranking: how recall's candidate lists become one ordered list, and why each node is there.
+
+Steps, each over what the caller may see:
+  1. score-normalised fusion of the word list (bm25) and the vector list (cosine): each list's
+     scores divided by its best, then a weighted sum;
+  2. liveness and trust (now or as of T), so a decayed, sealed or rejected node neither ranks
+     nor bridges;
+  3. pseudo-relevance feedback: words shared by the best hits, searched again;
+  4. a one-hop expansion over edges between peers from the best seeds;
+  5. recency weight (event clock) and the signer boost;
+  6. diversity: a node whose parent (derived_from: a session, a file) already placed nodes
+     above it gives way, so the top holds more than one session.
+Every weight is a field of Weights; docs/recall.md says what each is and how it was chosen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from memory.clocks import recency_weight
+from memory.lexical import fts_candidates, query_terms
+from memory.visibility import Visibility, db_time, lawful_trust, live_at
+
+FTS_CANDIDATES = 100
+EXPANSION_SEEDS = 10
+WHY_CHARS = 160
+# Expansion follows edges between peers (a reply, a citation, an answer), not provenance:
+# derived_from leads to a parent shared by hundreds of children (a session, a file), a hub that
+# every seed would lift to the top without being about the query.
+EXPANSION_EDGE_KINDS = (
+    "responds_to",
+    "cites",
+    "answers",
+    "asks_about",
+    "reopens",
+    "similar",
+    "consolidated_into",
+    "feeds",
+)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Recall's tunables (docs/recall.md: one line each on what it is and how it was chosen)."""
+
+    fts: float = 1.0
+    vector: float = 0.1
+    neighbour: float = 1.0
+    signer: float = 1.0
+    feedback: float = 0.0
+    feedback_docs: int = 5
+    feedback_terms: int = 5
+    diversity: float = 0.0
+
+
+WEIGHTS = Weights()
+
+
+@contextlib.contextmanager
+def using(**overrides: Any) -> Iterator[Weights]:
+    """Rank with some weights changed for the duration (the bench's grid; tests)."""
+    global WEIGHTS
+    saved = WEIGHTS
+    WEIGHTS = dataclasses.replace(saved, **overrides)
+    try:
+        yield WEIGHTS
+    finally:
+        WEIGHTS = saved
+
+
+@dataclass
+class Ranked:
+    id: int
+    score: float
+    trust: str
+    row: dict[str, Any]
+    why: list[str] = field(default_factory=list)
+
+
+def _add(scores: dict[int, float], hits: Sequence[tuple[int, float]], weight: float) -> None:
+    top = max((value for _, value in hits), default=0.0)
+    if top <= 0 or not weight:
+        return
+    for node_id, value in hits:
+        scores[node_id] = scores.get(node_id, 0.0) + weight * value / top
+
+
+def rank(
+    terms: list[str],
+    vis: Visibility,
+    *,
+    vector_hits: Sequence[tuple[int, float]],
+    limit: int,
+    include_superseded: bool,
+) -> list[Ranked]:
+    """The best `limit` nodes for the query `terms`, each with its trust and preview row."""
+    from memory.recall import preview_rows
+
+    w = WEIGHTS
+    word_hits = fts_candidates(terms, vis, FTS_CANDIDATES)
+    scores: dict[int, float] = {}
+    _add(scores, word_hits, w.fts)
+    _add(scores, vector_hits, w.vector)
+    if not scores:
+        return []
+    trusts = _lawful(scores, vis, include_superseded)
+    scores = {i: s for i, s in scores.items() if i in trusts}
+    via: dict[int, tuple[int, str]] = {}
+    fed: list[str] = []
+    if w.feedback and scores:
+        fed = _feedback(scores, terms, vis, trusts, include_superseded)
+    seeds = sorted(scores, key=scores.__getitem__, reverse=True)[:EXPANSION_SEEDS]
+    neighbours = _neighbours(seeds, vis)
+    reached = {n for ns in neighbours.values() for n, _ in ns} - set(trusts)
+    if reached:
+        # The neighbour query already kept to live nodes now; as of T, liveness is re-derived.
+        alive = live_at(reached, as_of=vis.as_of) if vis.as_of is not None else reached
+        trusts.update(lawful_trust(alive, as_of=vis.as_of, include_superseded=include_superseded))
+    # A neighbour inherits from its best seed (max, not sum: many weak seeds are no evidence).
+    lifted: dict[int, float] = {}
+    for seed in seeds:
+        for other, kind in neighbours.get(seed, ()):
+            gain = w.neighbour * scores[seed] / 2
+            if other in trusts and gain > lifted.get(other, 0.0):
+                lifted[other] = gain
+                via[other] = (seed, kind)
+    for other, gain in lifted.items():
+        scores[other] = scores.get(other, 0.0) + gain
+    ordered = sorted(scores, key=scores.__getitem__, reverse=True)[: max(limit * 3, 30)]
+    rows = preview_rows(ordered)
+    now = vis.as_of or timezone.now()
+    term_set = set(terms)
+    boosted = set()
+    for node_id, row in rows.items():
+        signer = set(query_terms(row["signature"]))
+        if signer and signer <= term_set:
+            boosted.add(node_id)
+        boost = 1.0 + (w.signer if node_id in boosted else 0.0)
+        scores[node_id] *= recency_weight(_event_time(row["when"]), now=now) * boost
+    chosen = _diverse(sorted(rows, key=scores.__getitem__, reverse=True), scores, limit)
+    words = dict(word_hits)
+    vectors = dict(vector_hits)
+    return [
+        Ranked(
+            id=i,
+            score=scores[i],
+            trust=trusts[i],
+            row=rows[i],
+            why=_reasons(i, words, vectors, via, fed, i in boosted),
+        )
+        for i in chosen
+    ]
+
+
+def _lawful(ids: Any, vis: Visibility, include_superseded: bool) -> dict[int, str]:
+    alive = live_at(ids, as_of=vis.as_of)
+    return lawful_trust(alive, as_of=vis.as_of, include_superseded=include_superseded)
+
+
+def _reasons(
+    node_id: int,
+    words: dict[int, float],
+    vectors: dict[int, float],
+    via: dict[int, tuple[int, str]],
+    fed: list[str],
+    signer: bool,
+) -> list[str]:
+    reasons = []
+    if node_id in words:
+        reasons.append("words")
+    if node_id in vectors:
+        reasons.append(f"vector {vectors[node_id]:.2f}")
+    if node_id in via:
+        seed, kind = via[node_id]
+        reasons.append(f"via #{seed} ({kind})")
+    if fed:
+        reasons.append("feedback: " + ", ".join(fed))
+    if signer:
+        reasons.append("speaker named")
+    return reasons
+
+
+def _feedback(
+    scores: dict[int, float],
+    terms: list[str],
+    vis: Visibility,
+    trusts: dict[int, str],
+    include_superseded: bool,
+) -> list[str]:
+    """Pseudo-relevance feedback: the words most shared by the best hits (and not in the query)
+    are searched again; what they find joins the fusion at WEIGHTS.feedback. Returns the words."""
+    from memory.lexical import document_frequencies
+
+    w = WEIGHTS
+    top = sorted(scores, key=scores.__getitem__, reverse=True)[: w.feedback_docs]
+    marks = ",".join(["%s"] * len(top))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT body FROM memory_node WHERE id IN ({marks})", top)
+        bodies = [row[0] for row in cursor.fetchall()]
+    counts: dict[str, int] = {}
+    seen = set(terms)
+    for body in bodies:
+        for term in set(query_terms(body)) - seen:
+            if len(term) > 2 and not term.isdigit():
+                counts[term] = counts.get(term, 0) + 1
+    shared = [t for t, c in counts.items() if c >= 2]
+    if not shared:
+        return []
+    df, total = document_frequencies(shared)
+    rare = [t for t in shared if 0 < df[t] <= max(total * 0.02, 5)]
+    rare.sort(key=lambda t: (-counts[t], df[t]))
+    chosen = rare[: w.feedback_terms]
+    if not chosen:
+        return []
+    hits = fts_candidates(chosen, vis, FTS_CANDIDATES)
+    new = {i for i, _ in hits} - set(trusts)
+    if new:
+        trusts.update(_lawful(new, vis, include_superseded))
+    _add(scores, [(i, s) for i, s in hits if i in trusts], w.feedback)
+    return chosen
+
+
+def _diverse(ordered: list[int], scores: dict[int, float], limit: int) -> list[int]:
+    """Greedy: each pick divides the remaining nodes of its parent by (1 + diversity)."""
+    d = WEIGHTS.diversity
+    if not d or len(ordered) <= 1:
+        return ordered[:limit]
+    parents = _parents(ordered)
+    placed: dict[int, int] = {}
+    left = list(ordered)
+    chosen: list[int] = []
+    while left and len(chosen) < limit:
+        best = max(left, key=lambda i: scores[i] / (1 + d * placed.get(parents.get(i, -i), 0)))
+        left.remove(best)
+        chosen.append(best)
+        parent = parents.get(best, -best)
+        placed[parent] = placed.get(parent, 0) + 1
+    return chosen
+
+
+def _parents(ids: Sequence[int]) -> dict[int, int]:
+    marks = ",".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT from_node_id, min(to_node_id) FROM memory_edge WHERE kind = 'derived_from' "
+            f"AND from_node_id IN ({marks}) GROUP BY from_node_id",
+            list(ids),
+        )
+        return dict(cursor.fetchall())
+
+
+def _neighbours(seeds: Sequence[int], vis: Visibility) -> dict[int, list[tuple[int, str]]]:
+    """Seed -> its one-hop neighbours (and the edge kind) over edges existing by as_of, inside
+    the visibility."""
+    if not seeds:
+        return {}
+    where, params = vis.sql("n")
+    marks = ",".join(["%s"] * len(seeds))
+    edge_time = ""
+    edge_params: list[Any] = []
+    if vis.as_of is not None:
+        edge_time = "AND e.created_at <= %s"
+        edge_params = [db_time(vis.as_of)]
+    kinds = f"AND e.kind IN ({','.join(repr(k) for k in EXPANSION_EDGE_KINDS)})"
+    sql = (
+        "SELECT e.from_node_id, e.to_node_id, e.kind FROM memory_edge e JOIN memory_node n "
+        f"ON n.id = e.to_node_id WHERE e.from_node_id IN ({marks}) {kinds} {edge_time} "
+        f"AND {where} UNION ALL SELECT e.to_node_id, e.from_node_id, e.kind FROM memory_edge e "
+        f"JOIN memory_node n ON n.id = e.from_node_id WHERE e.to_node_id IN ({marks}) {kinds} "
+        f"{edge_time} AND {where}"
+    )
+    found: dict[int, list[tuple[int, str]]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*seeds, *edge_params, *params, *seeds, *edge_params, *params])
+        for seed, other, kind in cursor.fetchall():
+            found.setdefault(seed, []).append((other, kind))
+    return found
+
+
+def _event_time(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
