@@ -117,10 +117,22 @@ def normalise(matrix: np.ndarray) -> np.ndarray:
 
 
 @functools.cache
-def get_embedder() -> Embedder:
+def configured_embedder() -> Embedder:
     """The configured embedder (GROVE_EMBEDDER, GROVE_EMBEDDER_PATH), built once per process."""
     cls = import_string(settings.GROVE_EMBEDDER)
     return cls(path=settings.GROVE_EMBEDDER_PATH)
+
+
+def get_embedder() -> Embedder:
+    """The embedder vectors are made and searched with: the semantic model sleep fitted on the
+    owner's text (memory.semantic) once a usable one exists and no other embedder was
+    configured; otherwise the configured one (hashing by default)."""
+    from memory.semantic import current
+
+    base = configured_embedder()
+    if isinstance(base, HashingEmbedder) and (fitted := current()) is not None:
+        return fitted
+    return base
 
 
 def to_blob(vector: np.ndarray) -> bytes:

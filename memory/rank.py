@@ -26,6 +26,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.clocks import recency_weight
+from memory.dates import date_candidates
 from memory.lexical import fts_candidates, query_terms
 from memory.visibility import Visibility, db_time, lawful_trust, live_at
 
@@ -59,6 +60,7 @@ class Weights:
     feedback_docs: int = 5
     feedback_terms: int = 5
     diversity: float = 0.0
+    date: float = 0.3
 
 
 WEIGHTS = Weights()
@@ -94,6 +96,7 @@ def _add(scores: dict[int, float], hits: Sequence[tuple[int, float]], weight: fl
 
 
 def rank(
+    query: str,
     terms: list[str],
     vis: Visibility,
     *,
@@ -109,6 +112,8 @@ def rank(
     scores: dict[int, float] = {}
     _add(scores, word_hits, w.fts)
     _add(scores, vector_hits, w.vector)
+    dated = date_candidates(query, vis) if w.date else []
+    _add(scores, dated, w.date)
     if not scores:
         return []
     trusts = _lawful(scores, vis, include_superseded)
@@ -148,13 +153,14 @@ def rank(
     chosen = _diverse(sorted(rows, key=scores.__getitem__, reverse=True), scores, limit)
     words = dict(word_hits)
     vectors = dict(vector_hits)
+    days = {i for i, _ in dated}
     return [
         Ranked(
             id=i,
             score=scores[i],
             trust=trusts[i],
             row=rows[i],
-            why=_reasons(i, words, vectors, via, fed, i in boosted),
+            why=_reasons(i, words, vectors, via, fed, i in boosted, i in days),
         )
         for i in chosen
     ]
@@ -172,6 +178,7 @@ def _reasons(
     via: dict[int, tuple[int, str]],
     fed: list[str],
     signer: bool,
+    dated: bool,
 ) -> list[str]:
     reasons = []
     if node_id in words:
@@ -185,6 +192,8 @@ def _reasons(
         reasons.append("feedback: " + ", ".join(fed))
     if signer:
         reasons.append("speaker named")
+    if dated:
+        reasons.append("date named")
     return reasons
 
 
@@ -201,10 +210,7 @@ def _feedback(
 
     w = WEIGHTS
     top = sorted(scores, key=scores.__getitem__, reverse=True)[: w.feedback_docs]
-    marks = ",".join(["%s"] * len(top))
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT body FROM memory_node WHERE id IN ({marks})", top)
-        bodies = [row[0] for row in cursor.fetchall()]
+    bodies = _feedback_bodies(top)
     counts: dict[str, int] = {}
     seen = set(terms)
     for body in bodies:
@@ -226,6 +232,13 @@ def _feedback(
         trusts.update(_lawful(new, vis, include_superseded))
     _add(scores, [(i, s) for i, s in hits if i in trusts], w.feedback)
     return chosen
+
+
+def _feedback_bodies(ids: list[int]) -> list[str]:
+    marks = ",".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT body FROM memory_node WHERE id IN ({marks})", ids)
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _diverse(ordered: list[int], scores: dict[int, float], limit: int) -> list[int]:

@@ -262,6 +262,11 @@ def _rank(
 ) -> list[dict[str, Any]]:
     vector_hits = _vector_candidates(query, vis, VECTOR_CANDIDATES) if rank.WEIGHTS.vector else []
     ranked = rank.rank(
-        terms, vis, vector_hits=vector_hits, limit=limit, include_superseded=include_superseded
+        query,
+        terms,
+        vis,
+        vector_hits=vector_hits,
+        limit=limit,
+        include_superseded=include_superseded,
     )
     return [packet(r.row, trust=r.trust, score=r.score) for r in ranked]
