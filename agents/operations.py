@@ -148,6 +148,15 @@ def _int(value: Any, *, name: str, low: int, high: int, default: int) -> int:
     return number
 
 
+def _flag(value: Any, *, name: str) -> bool:
+    """A yes/no parameter: true/false, 1/0 (query strings), or a JSON boolean."""
+    if value is None or value == "" or value is False or value in ("0", "false"):
+        return False
+    if value is True or value in ("1", "true"):
+        return True
+    raise Invalid(f"{name} must be true or false", code="bad_field")
+
+
 def _scope(value: Any) -> str:
     scope = value or "home"
     if scope not in SCOPES:
@@ -246,20 +255,29 @@ def recall_packets(
     domain: Any = None,
     limit: Any = None,
     as_of: Any = None,
+    why: Any = None,
 ) -> dict[str, Any]:
     """Previews (never bodies) for a query, in the token's domains. Logged by recall; does not
-    count as reading. Refuses (Invalid) an empty query, a bad scope, limit or as_of."""
+    count as reading. With `why`, each packet says briefly why it is there. Refuses (Invalid)
+    an empty query, a bad scope, limit, as_of or why."""
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
     scope = _scope(scope)
     limit = _int(limit, name="limit", low=1, high=MAX_RECALL_LIMIT, default=10)
     when = _as_of(as_of)
+    explain = _flag(why, name="why")
     domains = _read_domains(token, _domains_param(domain))
     if not domains:
         # Never hand recall an empty list: it must not be mistaken for "every domain".
         return {"results": []}
     results = recall(
-        q, scope=scope, domains=domains, limit=limit, as_of=when, actor=actor_of(token)
+        q,
+        scope=scope,
+        domains=domains,
+        limit=limit,
+        as_of=when,
+        actor=actor_of(token),
+        why=explain,
     )
     return {"results": results}
 

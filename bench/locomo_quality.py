@@ -119,6 +119,7 @@ def memoised() -> Iterator[None]:
         (rank, "lawful_trust"),
         (rank, "_feedback_bodies"),
         (rank, "date_candidates"),
+        (rank, "trigram_candidates"),
         (recall, "_vector_candidates"),
         (recall, "preview_rows"),
     ]

@@ -34,6 +34,7 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
                 as_of=as_of,
                 include_superseded=superseded,
                 actor=OWNER_ACTOR,
+                why=True,
             )
         except Invalid as refused:
             error = refused.message

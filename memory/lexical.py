@@ -108,3 +108,72 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
             [match_expression(terms), *params, k],
         )
         return cursor.fetchall()
+
+
+# Scripts written without spaces (memory/migrations/0009_trigram.py indexes bodies holding them
+# in memory_node_trigram): Han, kana, Hangul, Thai, Lao, Myanmar, Khmer.
+_SPACELESS = re.compile(
+    "[\u2e80-\u2fdf\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\uac00-\ud7af\u1100-\u11ff\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff]+"
+)
+TRIGRAM_MAX_RUNS = 5
+
+
+def spaceless_runs(query: str) -> list[str]:
+    """The query's runs of spaceless-script characters, de-duplicated in order."""
+    text = unicodedata.normalize("NFKC", query or "")
+    return list(dict.fromkeys(_SPACELESS.findall(text)))[:TRIGRAM_MAX_RUNS]
+
+
+def trigram_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, float]]:
+    """(id, relevance) for substrings in scripts without spaces: runs of three characters or
+    more through the trigram index (relevance -bm25), shorter runs by a scan of the trigram
+    table's own rows only (relevance: matched runs per 100 characters of body, so a short
+    note about 東京 outranks a long one that mentions it once)."""
+    runs = spaceless_runs(query)
+    if not runs:
+        return []
+    where, params = vis.sql("n")
+    found: dict[int, float] = {}
+    long_runs = [r for r in runs if len(r) >= 3]
+    short_runs = [r for r in runs if len(r) < 3]
+    with connection.cursor() as cursor:
+        if long_runs:
+            cursor.execute(
+                "SELECT n.id, -bm25(memory_node_trigram) FROM memory_node_trigram t "
+                "CROSS JOIN memory_node n ON n.id = t.rowid "
+                f"WHERE memory_node_trigram MATCH %s AND {where} "
+                "ORDER BY bm25(memory_node_trigram) LIMIT %s",
+                [match_expression(long_runs), *params, k],
+            )
+            found.update(cursor.fetchall())
+        if short_runs:
+            hits = " + ".join("(instr(t.body, %s) > 0)" for _ in short_runs)
+            cursor.execute(
+                f"SELECT n.id, ({hits}) * 100.0 / (100 + length(t.body)) AS r "
+                "FROM memory_node_trigram t CROSS JOIN memory_node n ON n.id = t.rowid "
+                f"WHERE ({hits}) > 0 AND {where} ORDER BY r DESC LIMIT %s",
+                [*short_runs, *short_runs, *params, k],
+            )
+            for node_id, relevance in cursor.fetchall():
+                found[node_id] = max(found.get(node_id, 0.0), relevance)
+    return sorted(found.items(), key=lambda item: -item[1])
+
+
+def matched_terms(node_ids: Sequence[int], terms: Sequence[str]) -> dict[int, list[str]]:
+    """Which of `terms` each node's body holds, as the word index sees it (stemmed); one probe
+    per term over these nodes only, so it costs nothing unless a caller asks why."""
+    found: dict[int, list[str]] = {}
+    if not node_ids:
+        return found
+    marks = ",".join(["%s"] * len(node_ids))
+    with connection.cursor() as cursor:
+        for term in terms[:10]:
+            cursor.execute(
+                f"SELECT rowid FROM memory_node_fts WHERE memory_node_fts MATCH %s "
+                f"AND rowid IN ({marks})",
+                [match_expression([term]), *node_ids],
+            )
+            for (node_id,) in cursor.fetchall():
+                found.setdefault(node_id, []).append(term)
+    return found

@@ -27,7 +27,13 @@ from django.utils import timezone
 
 from memory.clocks import recency_weight
 from memory.dates import date_candidates
-from memory.lexical import fts_candidates, query_terms
+from memory.lexical import (
+    fts_candidates,
+    query_terms,
+    selective_terms,
+    spaceless_runs,
+    trigram_candidates,
+)
 from memory.visibility import Visibility, db_time, lawful_trust, live_at
 
 FTS_CANDIDATES = 100
@@ -109,8 +115,11 @@ def rank(
 
     w = WEIGHTS
     word_hits = fts_candidates(terms, vis, FTS_CANDIDATES)
+    # Substrings in scripts without spaces count as words (same weight, own normalisation).
+    substring_hits = trigram_candidates(query, vis, FTS_CANDIDATES)
     scores: dict[int, float] = {}
     _add(scores, word_hits, w.fts)
+    _add(scores, substring_hits, w.fts)
     _add(scores, vector_hits, w.vector)
     dated = date_candidates(query, vis) if w.date else []
     _add(scores, dated, w.date)
@@ -152,18 +161,34 @@ def rank(
         scores[node_id] *= recency_weight(_event_time(row["when"]), now=now) * boost
     chosen = _diverse(sorted(rows, key=scores.__getitem__, reverse=True), scores, limit)
     words = dict(word_hits)
+    runs = ", ".join(spaceless_runs(query)) if substring_hits else ""
+    substrings = {i for i, _ in substring_hits}
     vectors = dict(vector_hits)
     days = {i for i, _ in dated}
-    return [
-        Ranked(
-            id=i,
-            score=scores[i],
-            trust=trusts[i],
-            row=rows[i],
-            why=_reasons(i, words, vectors, via, fed, i in boosted, i in days),
-        )
-        for i in chosen
-    ]
+    found = []
+    for i in chosen:
+        why = _reasons(i, words, vectors, via, fed, i in boosted, i in days)
+        if i in substrings:
+            why.insert(0, f"substring: {runs}")
+        found.append(Ranked(id=i, score=scores[i], trust=trusts[i], row=rows[i], why=why))
+    return found
+
+
+def explain(ranked: Sequence[Ranked], terms: Sequence[str]) -> dict[int, str]:
+    """Each node's reasons as one line of at most WHY_CHARS characters; "words" becomes the
+    query words its body holds (as the word index sees them)."""
+    from memory.lexical import matched_terms
+
+    matched = matched_terms([r.id for r in ranked], selective_terms(terms) or terms)
+    lines = {}
+    for r in ranked:
+        parts = [
+            ("words: " + ", ".join(matched[r.id])) if part == "words" and r.id in matched else part
+            for part in r.why
+        ]
+        line = "; ".join(parts) or "related"
+        lines[r.id] = line if len(line) <= WHY_CHARS else line[: WHY_CHARS - 1] + "…"
+    return lines
 
 
 def _lawful(ids: Any, vis: Visibility, include_superseded: bool) -> dict[int, str]:
@@ -188,8 +213,8 @@ def _reasons(
     if node_id in via:
         seed, kind = via[node_id]
         reasons.append(f"via #{seed} ({kind})")
-    if fed:
-        reasons.append("feedback: " + ", ".join(fed))
+    if fed and node_id not in words:
+        reasons.append("feedback: " + ", ".join(fed[:3]))
     if signer:
         reasons.append("speaker named")
     if dated:

@@ -225,6 +225,7 @@ def recall(
     as_of: str | datetime | None = None,
     include_superseded: bool = False,
     actor: str = "owner",
+    why: bool = False,
 ) -> list[dict[str, Any]]:
     """Ranked previews of what the caller may see about `query`; logs a RecallLog row.
 
@@ -233,6 +234,8 @@ def recall(
     an access. Excludes decayed nodes and nodes whose trust is sealed or rejected; superseded
     only when include_superseded, labelled. Refuses (Invalid) an unknown scope, a limit outside
     1..100 and a naive or unparseable as_of. A query with no words returns [] (still logged).
+    With `why`, each packet carries a short reason it is there (at most WHY_CHARS characters:
+    matched words, vector cosine, via #id, speaker, date).
     """
     started = time.perf_counter()
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -242,7 +245,9 @@ def recall(
     terms = query_terms(query)
     results: list[dict[str, Any]] = []
     if terms:
-        results = _rank(query, terms, vis, limit=limit, include_superseded=include_superseded)
+        results = _rank(
+            query, terms, vis, limit=limit, include_superseded=include_superseded, why=why
+        )
     took_ms = (time.perf_counter() - started) * 1000
     with transaction.atomic():
         RecallLog.objects.create(
@@ -258,7 +263,13 @@ def recall(
 
 
 def _rank(
-    query: str, terms: list[str], vis: Visibility, *, limit: int, include_superseded: bool
+    query: str,
+    terms: list[str],
+    vis: Visibility,
+    *,
+    limit: int,
+    include_superseded: bool,
+    why: bool = False,
 ) -> list[dict[str, Any]]:
     vector_hits = _vector_candidates(query, vis, VECTOR_CANDIDATES) if rank.WEIGHTS.vector else []
     ranked = rank.rank(
@@ -269,4 +280,9 @@ def _rank(
         limit=limit,
         include_superseded=include_superseded,
     )
-    return [packet(r.row, trust=r.trust, score=r.score) for r in ranked]
+    packets = [packet(r.row, trust=r.trust, score=r.score) for r in ranked]
+    if why:
+        reasons = rank.explain(ranked, terms)
+        for p in packets:
+            p["why"] = reasons[p["id"]]
+    return packets
