@@ -143,10 +143,13 @@ def from_blob(blob: bytes, dim: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4", count=dim)
 
 
-def embed_missing(*, limit: int | None = None, batch: int = 512) -> int:
-    """Embed live nodes that have no vector for the current model, in batches of `batch`, each
-    batch in its own transaction. Store clock order (oldest first). Returns how many were made."""
-    embedder = get_embedder()
+def embed_missing(
+    *, limit: int | None = None, batch: int = 512, embedder: Embedder | None = None
+) -> int:
+    """Embed live nodes that have no vector for the current model (or `embedder`, a model not
+    yet published), in batches of `batch`, each batch in its own transaction. Store clock order
+    (oldest first). Returns how many were made."""
+    embedder = embedder or get_embedder()
     made = 0
     while limit is None or made < limit:
         size = batch if limit is None else min(batch, limit - made)

@@ -55,7 +55,7 @@ class SemanticEmbedder:
     ) -> None:
         from sklearn.feature_extraction.text import CountVectorizer
 
-        _check(vocabulary, idf, components)
+        _check(vocabulary, idf, components, meta)
         self.dim = int(components.shape[0])
         self.meta = meta
         digest = hashlib.sha256(components[:, : min(64, components.shape[1])].tobytes())
@@ -85,9 +85,14 @@ class SemanticEmbedder:
         return (dense / norms).astype(np.float32)
 
 
-def _check(vocabulary: Sequence[str], idf: np.ndarray, components: np.ndarray) -> None:
+def _check(vocabulary: Sequence[str], idf: np.ndarray, components: np.ndarray, meta: dict) -> None:
     if components.ndim != 2 or not 2 <= components.shape[0] <= 1024:
         raise ModelRefused(f"components have shape {components.shape}, not (dim, vocabulary)")
+    if meta.get("dim", components.shape[0]) != components.shape[0]:
+        raise ModelRefused(
+            f"wrong dimension: the model says {meta['dim']}, its components make "
+            f"{components.shape[0]}"
+        )
     if components.shape[1] != len(vocabulary) or idf.shape != (len(vocabulary),):
         raise ModelRefused(
             f"vocabulary of {len(vocabulary)} words but components {components.shape} and "
@@ -119,7 +124,7 @@ def fit(texts: Sequence[str], *, fitted_on: int, through_id: int, seed: int = 0)
     svd = TruncatedSVD(n_components=dim, random_state=seed, algorithm="randomized", n_iter=4)
     svd.fit(matrix)
     vocabulary = vectorizer.get_feature_names_out().tolist()
-    meta = {"fitted_on": fitted_on, "through_id": through_id, "docs": len(texts)}
+    meta = {"fitted_on": fitted_on, "through_id": through_id, "docs": len(texts), "dim": dim}
     return SemanticEmbedder(
         vocabulary=vocabulary,
         idf=vectorizer.idf_.astype(np.float32),
@@ -160,6 +165,24 @@ def load(path: Path | None = None) -> SemanticEmbedder:
     return SemanticEmbedder(vocabulary=vocabulary, idf=idf, components=components, meta=meta)
 
 
+def check_vectors(model: SemanticEmbedder) -> None:
+    """Refuse a model whose name is on stored vectors of another dimension (a file replaced
+    by hand, a clash of names): they cannot be compared with what it makes."""
+    from memory.models import Vector
+
+    other = (
+        Vector.objects.filter(model=model.name)
+        .exclude(dim=model.dim)
+        .values_list("dim", flat=True)
+        .first()
+    )
+    if other is not None:
+        raise ModelRefused(
+            f"wrong dimension: vectors stored under {model.name} have {other} dimensions, the "
+            f"model makes {model.dim}"
+        )
+
+
 # --- the current model, cached per process ---------------------------------------------------
 
 _lock = threading.Lock()
@@ -181,7 +204,9 @@ def current() -> SemanticEmbedder | None:
         if _current["stamp"] != stamp:
             _current["stamp"], _current["model"] = stamp, None
             try:
-                _current["model"] = load(path)
+                model = load(path)
+                check_vectors(model)
+                _current["model"] = model
             except (ModelRefused, FileNotFoundError) as exc:
                 logger.warning(
                     "semantic model %s refused: %s; recall uses the hashing embedder until "
