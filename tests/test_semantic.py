@@ -1,4 +1,4 @@
-"""The semantic model sleep fits on the owner's text (memory/semantic.py, memory/sleep/semantic.py)."""
+"""The semantic model sleep fits on the owner's text (memory/semantic.py, sleep/semantic.py)."""
 
 from __future__ import annotations
 

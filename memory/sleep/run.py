@@ -1,8 +1,8 @@
 """Sleep: the nightly protocol, one run at a time, each step batched and recorded (DESIGN.md).
 
-Steps, in order: semantic -> embed -> crosslink -> consolidate -> promote -> decay -> integrity. Each step
-commits in its own batches (a crash loses at most the batch in flight, and every flag commits
-with its event), takes at most `max_nodes` units of work, and is idempotent: re-running it
+Steps, in order: semantic -> embed -> crosslink -> consolidate -> promote -> decay -> integrity.
+Each step commits in its own batches (a crash loses at most the batch in flight, and every flag
+commits with its event), takes at most `max_nodes` units of work, and is idempotent: re-running it
 after a crash redoes nothing twice.
 
 One run at a time: a run claims itself with a conditional UPDATE (queued -> running), and the
