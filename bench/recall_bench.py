@@ -1,12 +1,7 @@
 """Recall benchmarks: retrieval quality on LoCoMo (dev) and speed on synthetic graphs.
 
-Quality: the LoCoMo file (GROVE_LOCOMO_PATH, default ../shared/data/locomo-dev.json; evaluation
-only, never copied into the repository) is ingested into a bench database through the importer,
-embedded, and every question of categories 1-4 with evidence is recalled within its
-conversation's domain (scope both, limit 20). recall@k = the share of the question's evidence
-turns among the top k, averaged over questions. A plain BM25 baseline (FTS5 bm25 over an OR of
-all the question's words, utterances of the same conversation) is computed in the same run.
-
+Quality: bench.locomo_quality (leave-one-conversation-out tuning, BM25 beside it).
+Scripts without spaces: bench.trigram_bench (the trigram index's size and speed).
 Speed: synthetic graphs (bench.synthetic) embedded in full, then recall p50/p95, read and walk
 step latencies, and the process's peak resident memory.
 """
@@ -22,9 +17,8 @@ from django.db import connection
 
 from bench.locomo_quality import quality
 from bench.synthetic import graph_copy, use_database
+from bench.trigram_bench import section as trigram_section
 
-KS = (5, 10, 20)
-TARGET_R10 = 0.70
 TARGET_P50_MS = {10_000: 5.0, 100_000: 25.0}
 TARGET_PEAK_MB = 500
 
@@ -129,4 +123,5 @@ def run(sizes: list[int]) -> str:
         "limit 10; every recall writes its RecallLog row. Peak RSS is the whole bench process "
         "(the LoCoMo run and smaller sizes included), so it bounds the 100k figure from above."
     )
+    parts += ["", trigram_section([s for s in sizes if s >= 100_000] or sizes[-1:])]
     return "\n".join(parts) + "\n"
