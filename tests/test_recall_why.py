@@ -41,3 +41,22 @@ def test_why_is_bounded(make_note):
     packet = recall(" ".join(words), why=True)[0]
     assert len(words[0]) * 3 < 200 < len(" ".join(words))  # the words alone would not fit
     assert 0 < len(packet["why"]) <= WHY_CHARS
+
+
+def test_an_agent_asks_for_why_over_the_api(client, make_note):
+    from _agents import error_of, make_agent
+
+    agent = make_agent(client, domains=["personal"])
+    make_note("The heron nests by the old mill pond.")
+    plain = agent.get("recall", {"q": "heron"}).json()["results"]
+    asked = agent.get("recall", {"q": "heron", "why": "true"}).json()["results"]
+    assert "why" not in plain[0] and asked[0]["why"] == "words: heron"
+    refused = agent.get("recall", {"q": "heron", "why": "perhaps"})
+    assert refused.status_code == 400 and error_of(refused) == "bad_field"
+    assert "why must be true or false" in refused.json()["error"]["message"]
+
+
+def test_the_search_page_shows_why(owner_client, make_note):
+    make_note("The heron nests by the old mill pond.")
+    body = owner_client.get("/search/", {"q": "heron pond"}).content.decode()
+    assert "why: words: heron, pond" in body
