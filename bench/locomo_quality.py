@@ -120,6 +120,7 @@ def memoised() -> Iterator[None]:
         (rank, "_feedback_bodies"),
         (rank, "date_candidates"),
         (rank, "trigram_candidates"),
+        (rank, "_split_names"),
         (recall, "_vector_candidates"),
         (recall, "preview_rows"),
     ]
