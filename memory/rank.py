@@ -37,7 +37,6 @@ from memory.lexical import (
 from memory.visibility import Visibility, db_time, lawful_trust, live_at
 
 FTS_CANDIDATES = 100
-EXPANSION_SEEDS = 10
 WHY_CHARS = 160
 # Expansion follows edges between peers (a reply, a citation, an answer), not provenance:
 # derived_from leads to a parent shared by hundreds of children (a session, a file), a hub that
@@ -67,7 +66,7 @@ class Weights:
     feedback_terms: int = 5
     diversity: float = 0.0
     date: float = 0.3
-    names: float = 1.0
+    seeds: int = 10
 
 
 WEIGHTS = Weights()
@@ -116,8 +115,6 @@ def rank(
 
     w = WEIGHTS
     word_hits = fts_candidates(terms, vis, FTS_CANDIDATES)
-    if w.names != 1.0 and word_hits:
-        word_hits = _split_names(terms, word_hits, vis)
     # Substrings in scripts without spaces count as words (same weight, own normalisation).
     substring_hits = trigram_candidates(query, vis, FTS_CANDIDATES)
     scores: dict[int, float] = {}
@@ -134,7 +131,7 @@ def rank(
     fed: list[str] = []
     if w.feedback and scores:
         fed = _feedback(scores, terms, vis, trusts, include_superseded)
-    seeds = sorted(scores, key=scores.__getitem__, reverse=True)[:EXPANSION_SEEDS]
+    seeds = sorted(scores, key=scores.__getitem__, reverse=True)[: w.seeds]
     neighbours = _neighbours(seeds, vis)
     reached = {n for ns in neighbours.values() for n, _ in ns} - set(trusts)
     if reached:
@@ -192,27 +189,6 @@ def explain(ranked: Sequence[Ranked], terms: Sequence[str]) -> dict[int, str]:
         line = "; ".join(parts) or "related"
         lines[r.id] = line if len(line) <= WHY_CHARS else line[: WHY_CHARS - 1] + "…"
     return lines
-
-
-def _split_names(
-    terms: list[str], word_hits: list[tuple[int, float]], vis: Visibility
-) -> list[tuple[int, float]]:
-    """A speaker's name in a question matches every turn that greets them; when the query names
-    a signer of the hits, the other words are searched alone and the name's own list joins at
-    WEIGHTS.names (the signer boost still lifts the named speaker's own turns)."""
-    ids = [i for i, _ in word_hits]
-    marks = ",".join(["%s"] * len(ids))
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT DISTINCT signature FROM memory_node WHERE id IN ({marks})", ids)
-        names = {t for (sig,) in cursor.fetchall() for t in query_terms(sig)}
-    named = [t for t in terms if t in names]
-    rest = [t for t in terms if t not in names]
-    if not named or not rest:
-        return word_hits
-    scores: dict[int, float] = {}
-    _add(scores, fts_candidates(rest, vis, FTS_CANDIDATES), 1.0)
-    _add(scores, fts_candidates(named, vis, FTS_CANDIDATES), WEIGHTS.names)
-    return sorted(scores.items(), key=lambda item: -item[1])
 
 
 def _lawful(ids: Any, vis: Visibility, include_superseded: bool) -> dict[int, str]:
