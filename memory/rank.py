@@ -127,27 +127,10 @@ def rank(
         return []
     trusts = _lawful(scores, vis, include_superseded)
     scores = {i: s for i, s in scores.items() if i in trusts}
-    via: dict[int, tuple[int, str]] = {}
-    fed: list[str] = []
+    fed: tuple[list[str], set[int]] = ([], set())
     if w.feedback and scores:
         fed = _feedback(scores, terms, vis, trusts, include_superseded)
-    seeds = sorted(scores, key=scores.__getitem__, reverse=True)[: w.seeds]
-    neighbours = _neighbours(seeds, vis)
-    reached = {n for ns in neighbours.values() for n, _ in ns} - set(trusts)
-    if reached:
-        # The neighbour query already kept to live nodes now; as of T, liveness is re-derived.
-        alive = live_at(reached, as_of=vis.as_of) if vis.as_of is not None else reached
-        trusts.update(lawful_trust(alive, as_of=vis.as_of, include_superseded=include_superseded))
-    # A neighbour inherits from its best seed (max, not sum: many weak seeds are no evidence).
-    lifted: dict[int, float] = {}
-    for seed in seeds:
-        for other, kind in neighbours.get(seed, ()):
-            gain = w.neighbour * scores[seed] / 2
-            if other in trusts and gain > lifted.get(other, 0.0):
-                lifted[other] = gain
-                via[other] = (seed, kind)
-    for other, gain in lifted.items():
-        scores[other] = scores.get(other, 0.0) + gain
+    via = _expand(scores, trusts, vis, include_superseded)
     ordered = sorted(scores, key=scores.__getitem__, reverse=True)[: max(limit * 3, 30)]
     rows = preview_rows(ordered)
     now = vis.as_of or timezone.now()
@@ -160,18 +143,51 @@ def rank(
         boost = 1.0 + (w.signer if node_id in boosted else 0.0)
         scores[node_id] *= recency_weight(_event_time(row["when"]), now=now) * boost
     chosen = _diverse(sorted(rows, key=scores.__getitem__, reverse=True), scores, limit)
-    words = dict(word_hits)
-    runs = ", ".join(spaceless_runs(query)) if substring_hits else ""
-    substrings = {i for i, _ in substring_hits}
-    vectors = dict(vector_hits)
-    days = {i for i, _ in dated}
-    found = []
-    for i in chosen:
-        why = _reasons(i, words, vectors, via, fed, i in boosted, i in days)
-        if i in substrings:
-            why.insert(0, f"substring: {runs}")
-        found.append(Ranked(id=i, score=scores[i], trust=trusts[i], row=rows[i], why=why))
-    return found
+    lists = {
+        "words": dict(word_hits),
+        "substring": dict(substring_hits),
+        "vector": dict(vector_hits),
+        "date": dict(dated),
+        "feedback": dict.fromkeys(fed[1], 0.0),
+    }
+    notes = {"substring": ", ".join(spaceless_runs(query)), "feedback": ", ".join(fed[0][:3])}
+    return [
+        Ranked(
+            id=i,
+            score=scores[i],
+            trust=trusts[i],
+            row=rows[i],
+            why=_reasons(i, lists, notes, via, signer=i in boosted),
+        )
+        for i in chosen
+    ]
+
+
+def _expand(
+    scores: dict[int, float], trusts: dict[int, str], vis: Visibility, include_superseded: bool
+) -> dict[int, tuple[int, str]]:
+    """One hop over peer edges from the best WEIGHTS.seeds nodes: a neighbour inherits
+    WEIGHTS.neighbour times half its best seed's score (max, not sum: many weak seeds are no
+    evidence). Updates scores and trusts; returns neighbour -> (seed, edge kind)."""
+    w = WEIGHTS
+    seeds = sorted(scores, key=scores.__getitem__, reverse=True)[: w.seeds]
+    neighbours = _neighbours(seeds, vis)
+    reached = {n for ns in neighbours.values() for n, _ in ns} - set(trusts)
+    if reached:
+        # The neighbour query already kept to live nodes now; as of T, liveness is re-derived.
+        alive = live_at(reached, as_of=vis.as_of) if vis.as_of is not None else reached
+        trusts.update(lawful_trust(alive, as_of=vis.as_of, include_superseded=include_superseded))
+    lifted: dict[int, float] = {}
+    via: dict[int, tuple[int, str]] = {}
+    for seed in seeds:
+        for other, kind in neighbours.get(seed, ()):
+            gain = w.neighbour * scores[seed] / 2
+            if other in trusts and gain > lifted.get(other, 0.0):
+                lifted[other] = gain
+                via[other] = (seed, kind)
+    for other, gain in lifted.items():
+        scores[other] = scores.get(other, 0.0) + gain
+    return via
 
 
 def explain(ranked: Sequence[Ranked], terms: Sequence[str]) -> dict[int, str]:
@@ -198,27 +214,30 @@ def _lawful(ids: Any, vis: Visibility, include_superseded: bool) -> dict[int, st
 
 def _reasons(
     node_id: int,
-    words: dict[int, float],
-    vectors: dict[int, float],
+    lists: dict[str, dict[int, float]],
+    notes: dict[str, str],
     via: dict[int, tuple[int, str]],
-    fed: list[str],
+    *,
     signer: bool,
-    dated: bool,
 ) -> list[str]:
+    """Short tags for why a node ranks: the lists it came from, the edge it came through."""
     reasons = []
-    if node_id in words:
-        reasons.append("words")
-    if node_id in vectors:
-        reasons.append(f"vector {vectors[node_id]:.2f}")
+    for name, hits in lists.items():
+        if node_id not in hits:
+            continue
+        if name == "vector":
+            reasons.append(f"vector {hits[node_id]:.2f}")
+        elif name == "date":
+            reasons.append("date named")
+        elif notes.get(name):
+            reasons.append(f"{name}: {notes[name]}")
+        else:
+            reasons.append(name)
     if node_id in via:
         seed, kind = via[node_id]
         reasons.append(f"via #{seed} ({kind})")
-    if fed and node_id not in words:
-        reasons.append("feedback: " + ", ".join(fed[:3]))
     if signer:
         reasons.append("speaker named")
-    if dated:
-        reasons.append("date named")
     return reasons
 
 
@@ -228,9 +247,10 @@ def _feedback(
     vis: Visibility,
     trusts: dict[int, str],
     include_superseded: bool,
-) -> list[str]:
+) -> tuple[list[str], set[int]]:
     """Pseudo-relevance feedback: the words most shared by the best hits (and not in the query)
-    are searched again; what they find joins the fusion at WEIGHTS.feedback. Returns the words."""
+    are searched again; what they find joins the fusion at WEIGHTS.feedback. Returns the words
+    and the nodes they found."""
     from memory.lexical import document_frequencies
 
     w = WEIGHTS
@@ -244,19 +264,20 @@ def _feedback(
                 counts[term] = counts.get(term, 0) + 1
     shared = [t for t, c in counts.items() if c >= 2]
     if not shared:
-        return []
+        return [], set()
     df, total = document_frequencies(shared)
     rare = [t for t in shared if 0 < df[t] <= max(total * 0.02, 5)]
     rare.sort(key=lambda t: (-counts[t], df[t]))
     chosen = rare[: w.feedback_terms]
     if not chosen:
-        return []
+        return [], set()
     hits = fts_candidates(chosen, vis, FTS_CANDIDATES)
     new = {i for i, _ in hits} - set(trusts)
     if new:
         trusts.update(_lawful(new, vis, include_superseded))
-    _add(scores, [(i, s) for i, s in hits if i in trusts], w.feedback)
-    return chosen
+    found = [(i, s) for i, s in hits if i in trusts]
+    _add(scores, found, w.feedback)
+    return chosen, {i for i, _ in found}
 
 
 def _feedback_bodies(ids: list[int]) -> list[str]:
