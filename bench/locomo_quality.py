@@ -106,28 +106,31 @@ def grove_recall(question: str, sample_id: str, limit: int) -> list[str]:
 
 @contextlib.contextmanager
 def memoised() -> Iterator[None]:
-    """Recall's database reads, remembered by their arguments while the grid runs: the bench
-    writes nothing but RecallLog rows, so every setting sees the same answers, and after the
-    first setting only the fusion itself is recomputed (a grid of dozens of settings in
-    minutes on a shared machine)."""
+    """Recall's database reads, remembered while the grid runs: the bench writes nothing but
+    RecallLog rows, so every setting sees the same answers, and after the first setting mostly
+    the fusion itself is recomputed (dozens of settings in minutes on a shared machine).
+    Reads by a list of ids are remembered per id, so the memory they take is bounded by the
+    corpus, not by the number of settings times questions."""
     from memory import rank, recall
 
-    targets = [
+    by_call = [
         (rank, "fts_candidates"),
-        (rank, "_neighbours"),
-        (rank, "_parents"),
-        (rank, "_lawful"),
-        (rank, "live_at"),
-        (rank, "lawful_trust"),
-        (rank, "_feedback_bodies"),
         (rank, "date_candidates"),
         (rank, "trigram_candidates"),
         (recall, "_vector_candidates"),
+    ]
+    by_id = [
+        (rank, "_neighbours"),
+        (rank, "_parents"),
+        (rank, "live_at"),  # answers a set of ids
+        (rank, "lawful_trust"),
         (recall, "preview_rows"),
     ]
-    saved = [(module, name, getattr(module, name)) for module, name in targets]
-    for module, name, func in saved:
-        setattr(module, name, _remember(func))
+    saved = [(m, n, getattr(m, n)) for m, n in by_call + by_id]
+    for module, name in by_call:
+        setattr(module, name, _remember(getattr(module, name)))
+    for module, name in by_id:
+        setattr(module, name, _remember_each(getattr(module, name), as_set=name == "live_at"))
     try:
         yield
     finally:
@@ -143,6 +146,28 @@ def _remember(func: Callable[..., Any]) -> Callable[..., Any]:
         if key not in cache:
             cache[key] = func(*args, **kwargs)
         return copy.deepcopy(cache[key])
+
+    return wrapper
+
+
+_ABSENT = object()
+
+
+def _remember_each(func: Callable[..., Any], *, as_set: bool) -> Callable[..., Any]:
+    """For a read of ids answering a dict by id (or, as_set, the set of those that qualify):
+    one entry per id."""
+    cache: dict[str, dict[int, Any]] = {}
+
+    def wrapper(ids: Any, *args: Any, **kwargs: Any) -> Any:
+        known = cache.setdefault(repr((args, sorted(kwargs.items()))), {})
+        ids = list(dict.fromkeys(ids))
+        missing = [i for i in ids if i not in known]
+        answer: Any = func(missing, *args, **kwargs) if missing else ()
+        for i in missing:
+            known[i] = (i in answer) if as_set else answer.get(i, _ABSENT)
+        if as_set:
+            return {i for i in ids if known[i] is True}
+        return {i: copy.deepcopy(known[i]) for i in ids if known[i] is not _ABSENT}
 
     return wrapper
 

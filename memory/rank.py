@@ -142,7 +142,8 @@ def rank(
             boosted.add(node_id)
         boost = 1.0 + (w.signer if node_id in boosted else 0.0)
         scores[node_id] *= recency_weight(_event_time(row["when"]), now=now) * boost
-    chosen = _diverse(sorted(rows, key=scores.__getitem__, reverse=True), scores, limit)
+    # Ties go to the older node (lower id), whatever order the rows came back in.
+    chosen = _diverse(sorted(rows, key=lambda i: (-scores[i], i)), scores, limit)
     lists = {
         "words": dict(word_hits),
         "substring": dict(substring_hits),
