@@ -170,6 +170,11 @@ SPEC: dict[str, Any] = {
                     "excerpt": {"type": "string"},
                     "source": {"type": "string"},
                     "score": {"type": "number"},
+                    "why": {
+                        "type": "string",
+                        "maxLength": 160,
+                        "description": "why it was found (only when asked: why=true)",
+                    },
                 },
             },
         },
@@ -337,6 +342,7 @@ SPEC: dict[str, Any] = {
                     _query("domain", {"type": "string"}, "narrow to these of the token's"),
                     _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "max 100"),
                     AS_OF,
+                    _query("why", {"type": "boolean"}, "each packet says why it was found"),
                 ],
                 "responses": {
                     "200": _json(

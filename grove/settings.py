@@ -203,6 +203,10 @@ GROVE_CHAIN_ANCHOR = Path(env("GROVE_CHAIN_ANCHOR", str(DATA_DIR / "chain-anchor
 GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 90)
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
+# Sleep fits a semantic model (TF-IDF + SVD) on the owner's text for recall (memory.semantic).
+# Off by default: on LoCoMo dev it lost held-out R@10 to the hashing embedder (docs/recall.md).
+GROVE_SEMANTIC_MODEL = env_bool("GROVE_SEMANTIC_MODEL", False)
+GROVE_MODEL_DIR = Path(env("GROVE_MODEL_DIR", str(DATA_DIR / "models")))
 GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")
 # A running sleep whose heartbeat is older than this is taken for dead and marked failed.
 GROVE_SLEEP_STALE_SECONDS = env_int("GROVE_SLEEP_STALE_SECONDS", 120)
