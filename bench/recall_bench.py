@@ -28,11 +28,12 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
-from bench.synthetic import bench_dir, graph_copy, use_database
+from bench.synthetic import bench_dir, use_database
 
 KS = (5, 10, 20)
 TARGET_R10 = 0.70
-TARGET_P50_MS = {10_000: 5.0, 100_000: 25.0}
+TARGET_P50_MS = {10_000: 5.0, 100_000: 25.0, 1_000_000: 25.0}
+TARGET_P95_MS = {1_000_000: 60.0}
 TARGET_PEAK_MB = 500
 
 
@@ -125,6 +126,7 @@ def quality() -> str:
         ours = score(qs, grove_recall)
         took = (time.perf_counter() - started) / max(len(qs), 1) * 1000
         baseline = score(qs, plain_bm25)
+        indexed = _with_vector_index(lambda: score(qs, grove_recall))
     lines = [
         f"LoCoMo dev ({source.name}): {len(qs)} questions (categories 1-4 with evidence); "
         f"ingest + embed {prepared:.1f}s; recall {took:.1f} ms per question.",
@@ -135,6 +137,9 @@ def quality() -> str:
         + " | ".join(f"{baseline[k]:.3f}" for k in KS)
         + " |",
         "| Grove recall (hybrid) | " + " | ".join(f"{ours[k]:.3f}" for k in KS) + " |",
+        "| Grove recall, vector stage through the vector index (forced on) | "
+        + " | ".join(f"{indexed[k]:.3f}" for k in KS)
+        + " |",
         "",
         f"Target R@10 >= {TARGET_R10:.2f}: "
         + ("met" if ours[10] >= TARGET_R10 else f"missed by {TARGET_R10 - ours[10]:.3f}")
@@ -143,18 +148,46 @@ def quality() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _everything():
+    from memory.visibility import Visibility
+
+    return Visibility.of(domains=None, scope="both", as_of=None)
+
+
+def _with_vector_index(run: Callable[[], dict[int, float]]) -> dict[int, float]:
+    """`run` with recall's vector stage served by the vector index (built here as sleep would),
+    whatever the graph's size: the index must not cost retrieval quality."""
+    import shutil
+
+    from django.test import override_settings
+
+    from memory.embed import get_embedder
+    from memory.vector_index import index_dir, sync_index
+
+    embedder = get_embedder()
+    with override_settings(GROVE_ANN_MIN_ROWS=0):
+        shutil.rmtree(index_dir(embedder.name), ignore_errors=True)
+        sync_index(model=embedder.name, dim=embedder.dim)
+        try:
+            return run()
+        finally:
+            shutil.rmtree(index_dir(embedder.name), ignore_errors=True)
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def speed(size: int) -> dict[str, float]:
-    from memory.embed import embed_missing
+    from bench.sleep_bench import fresh_graph
+    from memory.embed import embed_missing, get_embedder
     from memory.read import read
     from memory.recall import query_terms, recall, vector_matrix
+    from memory.vector_index import current, sync_index
     from memory.walk import around, open_walk, step
 
-    path = graph_copy(size, "recall")
+    path = fresh_graph(size, "recall")
     rng = random.Random(11)
     with use_database(path):
         started = time.perf_counter()
@@ -163,8 +196,15 @@ def speed(size: int) -> dict[str, float]:
         with connection.cursor() as cursor:
             # Embedding is sleep's work; folding its WAL back is not a cost of recall.
             cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        embedder = get_embedder()
         started = time.perf_counter()
-        vector_matrix()
+        index = sync_index(model=embedder.name, dim=embedder.dim)  # sleep's work, timed apart
+        index_s = time.perf_counter() - started
+        started = time.perf_counter()
+        index = current(model=embedder.name, dim=embedder.dim)
+        if index is not None:
+            index.search(embedder.embed(["warm"])[0], _everything(), 1)  # its int8 lists
+        vector_matrix(after_id=index.last_vector_id if index else 0)
         cache_s = time.perf_counter() - started
         with connection.cursor() as cursor:
             cursor.execute("SELECT id, body FROM memory_node ORDER BY random() LIMIT 300")
@@ -198,6 +238,7 @@ def speed(size: int) -> dict[str, float]:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "embed_s": embed_s,
+        "index_s": index_s,
         "cache_s": cache_s,
         "p50": statistics.median(recall_ms),
         "p95": _percentile(recall_ms, 0.95),
@@ -210,15 +251,16 @@ def speed(size: int) -> dict[str, float]:
 def run(sizes: list[int]) -> str:
     parts = ["## Recall", "", "### Retrieval quality", "", quality(), "### Speed", ""]
     parts += [
-        "| nodes | embed all | load matrix | recall p50 | recall p95 | read p50 | walk step p50 "
-        "| peak RSS (process) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| nodes | embed all | build index | load index or matrix | recall p50 | recall p95 "
+        "| read p50 | walk step p50 | peak RSS (process) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     verdicts = []
     for size in sizes:
         m = speed(size)
         parts.append(
-            f"| {size:,} | {m['embed_s']:.1f} s | {m['cache_s'] * 1000:.0f} ms | "
+            f"| {size:,} | {m['embed_s']:.1f} s | {m['index_s']:.1f} s | "
+            f"{m['cache_s'] * 1000:.0f} ms | "
             f"{m['p50']:.2f} ms | {m['p95']:.2f} ms | {m['read']:.2f} ms | {m['step']:.2f} ms | "
             f"{m['peak_mb']:.0f} MB |"
         )
@@ -227,6 +269,12 @@ def run(sizes: list[int]) -> str:
             verdicts.append(
                 f"recall p50 at {size:,}: target <= {target:g} ms, "
                 + ("met" if m["p50"] <= target else f"missed by {m['p50'] - target:.2f} ms")
+            )
+        if size in TARGET_P95_MS:
+            target = TARGET_P95_MS[size]
+            verdicts.append(
+                f"recall p95 at {size:,}: target <= {target:g} ms, "
+                + ("met" if m["p95"] <= target else f"missed by {m['p95'] - target:.2f} ms")
             )
         if size == 100_000:
             verdicts.append(
