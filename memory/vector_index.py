@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import mmap
 import os
 import threading
 from collections.abc import Iterator
@@ -71,6 +72,7 @@ class VectorIndex:
     dim: int
     last_vector_id: int
     trained_rows: int
+    skipped: int  # vectors up to last_vector_id left out: another dim, or a damaged blob
     ids: np.ndarray  # node id per row
     domain: np.ndarray  # int32 code per row, into `domains`
     domains: list[str]
@@ -156,12 +158,18 @@ class VectorIndex:
                 end - start, faiss.swig_ptr(block), faiss.swig_ptr(labels), faiss.swig_ptr(assign)
             )
             self._ivf_rows = end
+        if getattr(self.vectors, "_mmap", None) is not None:
+            # Reading every row to build the lists mapped them all; only the few rescored per
+            # query need to stay resident (the page cache keeps the rest at hand).
+            self.vectors._mmap.madvise(mmap.MADV_DONTNEED)
         return self._ivf
 
     def nearest_clusters(self, vectors: np.ndarray, probes: int) -> np.ndarray:
         """(len(vectors), probes) cluster numbers, nearest first."""
         probes = min(probes, len(self.centroids))
         sims = vectors @ self.centroids.T
+        if probes == 1:
+            return np.argmax(sims, axis=1)[:, None]
         top = np.argpartition(-sims, probes - 1, axis=1)[:, :probes]
         order = np.argsort(-np.take_along_axis(sims, top, axis=1), axis=1)
         return np.take_along_axis(top, order, axis=1)
@@ -204,6 +212,7 @@ def _load_files(path: Path, *, model: str, dim: int) -> VectorIndex:
         dim=dim,
         last_vector_id=int(meta["last_vector_id"]),
         trained_rows=int(meta["trained_rows"]),
+        skipped=int(meta["skipped"]),
         ids=arrays["ids"],
         domain=arrays["domain"],
         domains=list(meta["domains"]),
@@ -219,15 +228,16 @@ def _verify_against_database(index: VectorIndex) -> None:
     """ValueError unless the database holds exactly these rows up to the last vector id (a
     replaced, restored or rolled-back database does not), spot-checking a few vectors."""
     with connection.cursor() as cursor:
+        # Counted on the (model, node) index alone: no vector blob is read.
         cursor.execute(
-            "SELECT count(*) FROM memory_vector WHERE model = %s AND dim = %s "
-            "AND length(data) = dim * 4 AND id <= %s",
-            [index.model, index.dim, index.last_vector_id],
+            "SELECT count(*) FROM memory_vector WHERE model = %s AND id <= %s",
+            [index.model, index.last_vector_id],
         )
         count = cursor.fetchone()[0]
-        if count != index.rows:
+        if count != index.rows + index.skipped:
             raise ValueError(
-                f"the database holds {count} vectors up to the mark, index {index.rows}"
+                f"the database holds {count} vectors up to the mark, the index "
+                f"{index.rows} (+{index.skipped} skipped)"
             )
         if index.rows == 0:
             return
@@ -269,6 +279,7 @@ def _save(index: VectorIndex) -> None:
         "rows": index.rows,
         "last_vector_id": index.last_vector_id,
         "trained_rows": index.trained_rows,
+        "skipped": index.skipped,
         "domains": index.domains,
         "checksum": _checksum(index.path / "rows.npz"),
     }
@@ -287,27 +298,30 @@ def epoch(value: Any) -> float:
     return moment.timestamp()
 
 
-def _stream(model: str, dim: int, after_id: int) -> Iterator[list[tuple]]:
-    """Rows (vector id, node id, float32 blob, domain, jurisdiction, created) after `after_id`
-    in chunks; a blob whose length disagrees with its dim is skipped with a log line."""
+def _stream(index: VectorIndex) -> Iterator[list[tuple]]:
+    """Rows (vector id, node id, float32 blob, domain, jurisdiction, created) after the index's
+    last vector, in chunks. A row of another dim is skipped (models never mix), and so is a blob
+    whose length disagrees with its dim, with a log line; both are counted in index.skipped."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT v.id, v.node_id, v.data, n.domain, n.jurisdiction, n.created_at "
+            "SELECT v.id, v.node_id, v.data, n.domain, n.jurisdiction, n.created_at, v.dim "
             "FROM memory_vector v CROSS JOIN memory_node n ON n.id = v.node_id "
             # CROSS JOIN and unary + keep SQLite on the vector id range (new rows only).
-            "WHERE +v.model = %s AND +v.dim = %s AND v.id > %s ORDER BY v.id",
-            [model, dim, after_id],
+            "WHERE +v.model = %s AND v.id > %s ORDER BY v.id",
+            [index.model, index.last_vector_id],
         )
         while rows := cursor.fetchmany(CHUNK):
-            good = [r for r in rows if len(r[2]) == dim * 4]
-            for bad in (r for r in rows if len(r[2]) != dim * 4):
+            good = [r for r in rows if r[6] == index.dim and len(r[2]) == index.dim * 4]
+            for bad in (r for r in rows if r[6] == index.dim and len(r[2]) != index.dim * 4):
                 logger.warning(
                     "vector %s (node %s) has %s bytes for dim %s: skipped",
                     bad[0],
                     bad[1],
                     len(bad[2]),
-                    dim,
+                    index.dim,
                 )
+            index.skipped += len(rows) - len(good)
+            index.last_vector_id = int(rows[-1][0])
             if good:
                 yield good
 
@@ -325,10 +339,7 @@ def _train(model: str, dim: int, rows: int) -> np.ndarray:
     """IVF centroids: spherical k-means (faiss) over a random sample of the model's vectors."""
     nlist = min(_nlist(rows), max(1, rows))
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id FROM memory_vector WHERE model = %s AND dim = %s AND length(data) = %s",
-            [model, dim, dim * 4],
-        )
+        cursor.execute("SELECT id FROM memory_vector WHERE model = %s", [model])
         ids = np.fromiter((r[0] for r in cursor.fetchall()), dtype=np.int64)
         rng = np.random.default_rng(20241130)
         chosen = np.sort(rng.choice(ids, min(len(ids), nlist * TRAIN_PER_LIST), replace=False))
@@ -339,8 +350,10 @@ def _train(model: str, dim: int, rows: int) -> np.ndarray:
                 f"SELECT data FROM memory_vector WHERE id IN ({','.join(['%s'] * len(chunk))})",
                 chunk,
             )
-            blobs += [bytes(r[0]) for r in cursor.fetchall()]
+            blobs += [bytes(r[0]) for r in cursor.fetchall() if len(r[0]) == dim * 4]
     sample = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(-1, dim)
+    if len(sample) == 0:  # every blob damaged: one list, so search is an exact scan
+        return np.eye(1, dim, dtype=np.float32)
     nlist = min(nlist, len(sample))
     kmeans = faiss.Kmeans(dim, nlist, niter=10, spherical=True, seed=1234, verbose=False)
     kmeans.cp.min_points_per_centroid = 1  # small graphs: fewer points per list is fine
@@ -357,6 +370,7 @@ def _empty(path: Path, *, model: str, dim: int, centroids: np.ndarray, rows: int
         dim=dim,
         last_vector_id=0,
         trained_rows=rows,
+        skipped=0,
         ids=np.zeros(0, dtype=np.int64),
         domain=np.zeros(0, dtype=np.int32),
         domains=[],
@@ -377,7 +391,7 @@ def _append(index: VectorIndex) -> int:
     with (index.path / "vectors.f16").open("r+b") as handle:
         handle.truncate(index.rows * index.dim * 2)  # a crash may have left a partial tail
         handle.seek(0, os.SEEK_END)
-        for rows in _stream(index.model, index.dim, index.last_vector_id):
+        for rows in _stream(index):
             block = np.frombuffer(b"".join(bytes(r[2]) for r in rows), dtype="<f4")
             block = block.reshape(len(rows), index.dim)
             handle.write(block.astype("<f2").tobytes())
@@ -388,7 +402,6 @@ def _append(index: VectorIndex) -> int:
             parts["wild"].append(np.array([r[4] == "wild" for r in rows], dtype=bool))
             parts["created"].append(np.array([epoch(r[5]) for r in rows], dtype=np.float64))
             parts["cluster"].append(index.nearest_clusters(block, 1)[:, 0].astype(np.int32))
-            index.last_vector_id = int(rows[-1][0])
             added += len(rows)
     if added:
         for name, chunks in parts.items():

@@ -190,8 +190,8 @@ def _nearest_older_indexed(
         return {}
     probes = np.concatenate(
         [
-            index.nearest_clusters(_f32(index, new_rows[s : s + 20_000]), CROSSLINK_PROBES)
-            for s in range(0, len(new_rows), 20_000)
+            index.nearest_clusters(_f32(index, new_rows[s : s + 4096]), CROSSLINK_PROBES)
+            for s in range(0, len(new_rows), 4096)
         ]
     )
     nlist = len(index.centroids)
