@@ -158,11 +158,15 @@ class VectorIndex:
                 end - start, faiss.swig_ptr(block), faiss.swig_ptr(labels), faiss.swig_ptr(assign)
             )
             self._ivf_rows = end
-        if getattr(self.vectors, "_mmap", None) is not None:
-            # Reading every row to build the lists mapped them all; only the few rescored per
-            # query need to stay resident (the page cache keeps the rest at hand).
-            self.vectors._mmap.madvise(mmap.MADV_DONTNEED)
+        # Reading every row to build the lists mapped them all; only the few rescored per
+        # query need to stay resident (the page cache keeps the rest at hand).
+        self.release()
         return self._ivf
+
+    def release(self) -> None:
+        """Unmap the float16 pages read so far (they stay in the page cache, out of our RSS)."""
+        if getattr(self.vectors, "_mmap", None) is not None:
+            self.vectors._mmap.madvise(mmap.MADV_DONTNEED)
 
     def nearest_clusters(self, vectors: np.ndarray, probes: int) -> np.ndarray:
         """(len(vectors), probes) cluster numbers, nearest first."""

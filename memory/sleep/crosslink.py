@@ -198,13 +198,17 @@ def _nearest_older_indexed(
     members = np.nonzero(usable)[0]
     members = members[np.argsort(index.cluster[members], kind="stable")]
     member_bounds = np.searchsorted(index.cluster[members], np.arange(nlist + 1))
-    queries = np.repeat(new_rows, probes.shape[1])
-    probed = probes.ravel()
+    # int32: at a million rows these arrays are a dozen entries per new row.
+    queries = np.repeat(new_rows.astype(np.int32), probes.shape[1])
+    probed = probes.ravel().astype(np.int32)
+    del probes
     order = np.argsort(probed, kind="stable")
     queries, probed = queries[order], probed[order]
     query_bounds = np.searchsorted(probed, np.arange(nlist + 1))
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    for c in np.unique(probed):
+    for done, c in enumerate(np.unique(probed)):
+        if done % 256 == 255:
+            index.release()  # the join reads every row once; keep resident only a window
         targets = members[member_bounds[c] : member_bounds[c + 1]]
         if len(targets) == 0:
             continue
