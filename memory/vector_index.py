@@ -106,6 +106,7 @@ class VectorIndex:
         if passing == 0:
             return []
         ivf = self._faiss()
+        faiss.omp_set_num_threads(1)  # one query: threads only add wake-ups
         nlist = len(self.centroids)
         params = faiss.SearchParametersIVF()
         params.nprobe = max(1, int(np.ceil(nlist * RECALL_SCAN_SHARE)))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from threadpoolctl import threadpool_limits
 
 from memory.embed import get_embedder
 from memory.models import Edge, EdgeKind, Event, EventKind, Trust
@@ -158,7 +159,10 @@ def _crosslink_indexed(
         new_rows = new_rows[index.ids[new_rows] < first_unembedded]
     if limit is not None:
         new_rows = new_rows[:limit]
-    pairs = _nearest_older_indexed(index, new_rows, usable, min_cosine=min_cosine, cap=cap)
+    # One BLAS thread: the join is many small products, and waking worker threads for each
+    # cost more than it saved (on a busy machine, spinning threads made it ten times slower).
+    with threadpool_limits(limits=1, user_api="blas"):
+        pairs = _nearest_older_indexed(index, new_rows, usable, min_cosine=min_cosine, cap=cap)
     view = LiveVectors(index.model, index.ids, index.domain, np.zeros((0, index.dim)))
     added = 0
     through = after_id
