@@ -368,6 +368,9 @@ def _train(model: str, dim: int, rows: int) -> np.ndarray:
 
 def _empty(path: Path, *, model: str, dim: int, centroids: np.ndarray, rows: int) -> VectorIndex:
     path.mkdir(parents=True, exist_ok=True)
+    # A new file, not a truncated one: a recall process may still map the old rows, and
+    # truncating a mapped file would kill it at its next read (SIGBUS).
+    (path / "vectors.f16").unlink(missing_ok=True)
     (path / "vectors.f16").write_bytes(b"")
     return VectorIndex(
         path=path,
