@@ -210,6 +210,7 @@ def _nearest_older_indexed(
     queries, probed = queries[order], probed[order]
     query_bounds = np.searchsorted(probed, np.arange(nlist + 1))
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    pending = 0
     for done, c in enumerate(np.unique(probed)):
         if done % 256 == 255:
             index.release()  # the join reads every row once; keep resident only a window
@@ -225,19 +226,32 @@ def _nearest_older_indexed(
             a, b = rows[r_idx], targets[c_idx]
             keep = (index.ids[b] < index.ids[a]) & (index.domain[b] == index.domain[a])
             found.append((a[keep], b[keep], sims[r_idx[keep], c_idx[keep]]))
+            pending += int(keep.sum())
+        if pending > 4_000_000:
+            # A dense region can hold millions of pairs above the threshold; only each row's
+            # best few matter, so fold them down before memory does.
+            found, pending = [_best_per_row(found, cap + SLACK)], 0
     if not found:
         return {}
+    a, b, values = _best_per_row(found, cap + SLACK)
+    result: dict[int, list[tuple[float, int]]] = {}
+    for row, col, value in zip(a, b, values, strict=True):
+        result.setdefault(int(row), []).append((float(value), int(col)))
+    return result
+
+
+def _best_per_row(
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]], keep: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, cosine) triples reduced to each row's `keep` best, grouped by row."""
     a = np.concatenate([f[0] for f in found])
     b = np.concatenate([f[1] for f in found])
     values = np.concatenate([f[2] for f in found])
     order = np.lexsort((-values, a))
     a, b, values = a[order], b[order], values[order]
     rank = np.arange(len(a)) - np.searchsorted(a, a, side="left")
-    keep = rank < cap + SLACK
-    result: dict[int, list[tuple[float, int]]] = {}
-    for row, col, value in zip(a[keep], b[keep], values[keep], strict=True):
-        result.setdefault(int(row), []).append((float(value), int(col)))
-    return result
+    best = rank < keep
+    return a[best], b[best], values[best]
 
 
 def _f32(index: VectorIndex, rows: np.ndarray) -> np.ndarray:
