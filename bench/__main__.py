@@ -77,7 +77,9 @@ def main() -> int:
         "# Benchmarks\n\n"
         f"Written by `make bench` on {platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, SQLite {__import__('sqlite3').sqlite_version}. "
-        "Each section is rewritten when its benchmark runs (`python -m bench --only NAME`).\n"
+        "Each section is rewritten when its benchmark runs (`python -m bench --only NAME`). "
+        "The vector index's library comparison is docs/bench/ann-compare.md "
+        "(bench/ann_compare.py).\n"
     )
     sections = [
         (parts_dir / f"{name}.md").read_text()
