@@ -16,11 +16,18 @@ import time
 from django.db import connection
 
 from bench.locomo_quality import quality
-from bench.synthetic import graph_copy, use_database
+from bench.synthetic import use_database
 from bench.trigram_bench import section as trigram_section
 
-TARGET_P50_MS = {10_000: 5.0, 100_000: 25.0}
+TARGET_P50_MS = {10_000: 5.0, 100_000: 25.0, 1_000_000: 25.0}
+TARGET_P95_MS = {1_000_000: 60.0}
 TARGET_PEAK_MB = 500
+
+
+def _everything():
+    from memory.visibility import Visibility
+
+    return Visibility.of(domains=None, scope="both", as_of=None)
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -29,12 +36,14 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def speed(size: int) -> dict[str, float]:
-    from memory.embed import embed_missing
+    from bench.sleep_bench import fresh_graph
+    from memory.embed import embed_missing, get_embedder
     from memory.read import read
     from memory.recall import query_terms, recall, vector_matrix
+    from memory.vector_index import current, sync_index
     from memory.walk import around, open_walk, step
 
-    path = graph_copy(size, "recall")
+    path = fresh_graph(size, "recall")
     rng = random.Random(11)
     with use_database(path):
         started = time.perf_counter()
@@ -43,8 +52,15 @@ def speed(size: int) -> dict[str, float]:
         with connection.cursor() as cursor:
             # Embedding is sleep's work; folding its WAL back is not a cost of recall.
             cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        embedder = get_embedder()
         started = time.perf_counter()
-        vector_matrix()
+        index = sync_index(model=embedder.name, dim=embedder.dim)  # sleep's work, timed apart
+        index_s = time.perf_counter() - started
+        started = time.perf_counter()
+        index = current(model=embedder.name, dim=embedder.dim)
+        if index is not None:
+            index.search(embedder.embed(["warm"])[0], _everything(), 1)  # its int8 lists
+        vector_matrix(after_id=index.last_vector_id if index else 0)
         cache_s = time.perf_counter() - started
         with connection.cursor() as cursor:
             cursor.execute("SELECT id, body FROM memory_node ORDER BY random() LIMIT 300")
@@ -78,6 +94,7 @@ def speed(size: int) -> dict[str, float]:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "embed_s": embed_s,
+        "index_s": index_s,
         "cache_s": cache_s,
         "p50": statistics.median(recall_ms),
         "p95": _percentile(recall_ms, 0.95),
@@ -90,15 +107,16 @@ def speed(size: int) -> dict[str, float]:
 def run(sizes: list[int]) -> str:
     parts = ["## Recall", "", "### Retrieval quality", "", quality(), "### Speed", ""]
     parts += [
-        "| nodes | embed all | load matrix | recall p50 | recall p95 | read p50 | walk step p50 "
-        "| peak RSS (process) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| nodes | embed all | build index | load index or matrix | recall p50 | recall p95 "
+        "| read p50 | walk step p50 | peak RSS (process) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     verdicts = []
     for size in sizes:
         m = speed(size)
         parts.append(
-            f"| {size:,} | {m['embed_s']:.1f} s | {m['cache_s'] * 1000:.0f} ms | "
+            f"| {size:,} | {m['embed_s']:.1f} s | {m['index_s']:.1f} s | "
+            f"{m['cache_s'] * 1000:.0f} ms | "
             f"{m['p50']:.2f} ms | {m['p95']:.2f} ms | {m['read']:.2f} ms | {m['step']:.2f} ms | "
             f"{m['peak_mb']:.0f} MB |"
         )
@@ -107,6 +125,12 @@ def run(sizes: list[int]) -> str:
             verdicts.append(
                 f"recall p50 at {size:,}: target <= {target:g} ms, "
                 + ("met" if m["p50"] <= target else f"missed by {m['p50'] - target:.2f} ms")
+            )
+        if size in TARGET_P95_MS:
+            target = TARGET_P95_MS[size]
+            verdicts.append(
+                f"recall p95 at {size:,}: target <= {target:g} ms, "
+                + ("met" if m["p95"] <= target else f"missed by {m['p95'] - target:.2f} ms")
             )
         if size == 100_000:
             verdicts.append(

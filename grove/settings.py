@@ -213,6 +213,10 @@ GROVE_SLEEP_STALE_SECONDS = env_int("GROVE_SLEEP_STALE_SECONDS", 120)
 GROVE_CROSSLINK_MIN_COSINE = env_float("GROVE_CROSSLINK_MIN_COSINE", 0.6)
 GROVE_CROSSLINK_CAP = env_int("GROVE_CROSSLINK_CAP", 3)
 GROVE_CONSOLIDATE_MIN_COSINE = env_float("GROVE_CONSOLIDATE_MIN_COSINE", 0.92)
+# The vector index (memory.vector_index): where it lives, and from how many vectors recall and
+# cross-link use it instead of an exact scan (below that, the scan is fast and exact).
+GROVE_VECTOR_INDEX_DIR = Path(env("GROVE_VECTOR_INDEX_DIR", str(DATA_DIR / "vector-index")))
+GROVE_ANN_MIN_ROWS = env_int("GROVE_ANN_MIN_ROWS", 50_000)
 GROVE_TICKET_SECONDS = env_int("GROVE_TICKET_SECONDS", 3600)
 # Only tests set this: lets `flush` past the no-delete triggers (see grove/sqlite/base.py).
 GROVE_ALLOW_FLUSH = False

@@ -9,11 +9,12 @@ Decay, trust (sealed, rejected, superseded) and as-of liveness are checked for c
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -25,10 +26,14 @@ from memory.embed import get_embedder
 from memory.errors import Invalid
 from memory.lexical import match_expression, query_terms
 from memory.models import RecallLog
+from memory.vector_index import current as current_index
+from memory.vector_index import epoch
 from memory.visibility import Visibility, live_at
 
 # Re-exported: other modules read these names from recall.
 __all__ = ["live_at", "match_expression", "query_terms", "recall", "vector_matrix"]
+
+logger = logging.getLogger("grove.recall")
 
 EXCERPT_CHARS = 240
 MAX_LIMIT = 100
@@ -45,6 +50,7 @@ VECTOR_MIN_SIMILARITY = 0.15
 class _Matrix:
     key: tuple[str, str]
     dim: int
+    floor: int = 0  # rows have vector ids above this (the vector index holds the rest)
     last: tuple[int, int, str] | None = None  # (vector id, node id, created_at) of the last row
     n: int = 0
     ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
@@ -59,22 +65,19 @@ _matrices: dict[tuple[str, str], _Matrix] = {}
 _matrix_lock = threading.Lock()
 
 
-def _epoch(value: Any) -> float:
-    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
-def vector_matrix() -> _Matrix:
-    """The current embedder's vectors with the immutable columns used for filtering, refreshed
-    by appending rows with a larger Vector id. Vectors are never updated in place; a mismatch
-    of the last cached row (a rolled-back or replaced database) rebuilds it from scratch.
-    Rows of another dimension are skipped: models never mix."""
+def vector_matrix(*, after_id: int = 0) -> _Matrix:
+    """The current embedder's vectors with a Vector id above `after_id` (those the vector index
+    does not hold yet; all of them without an index) and the immutable columns used for
+    filtering, refreshed by appending rows with a larger Vector id. Vectors are never updated in
+    place; a mismatch of the last cached row (a rolled-back or replaced database) or a new floor
+    rebuilds it. Rows of another dimension, or whose blob disagrees with their dim, are skipped
+    (the latter with a log line): models never mix, and a damaged row must not stop recall."""
     embedder = get_embedder()
     key = (str(connection.settings_dict["NAME"]), embedder.name)
     with _matrix_lock:
         cache = _matrices.get(key)
+        if cache is not None and cache.floor != after_id:
+            cache = None
         with connection.cursor() as cursor:
             if cache is not None and cache.last is not None:
                 cursor.execute(
@@ -85,10 +88,10 @@ def vector_matrix() -> _Matrix:
                 if row is None or (row[0], row[1], str(row[2])) != cache.last:
                     cache = None
             if cache is None:
-                cache = _Matrix(key=key, dim=embedder.dim)
+                cache = _Matrix(key=key, dim=embedder.dim, floor=after_id)
                 cache.vectors = np.zeros((0, embedder.dim), dtype=np.float32)
                 _matrices[key] = cache
-            last_id = cache.last[0] if cache.last else 0
+            last_id = cache.last[0] if cache.last else cache.floor
             cursor.execute("SELECT max(id) FROM memory_vector")
             newest = cursor.fetchone()[0] or 0
             if newest > last_id:
@@ -124,8 +127,20 @@ def _reserve(cache: _Matrix, need: int) -> None:
 def _append(cache: _Matrix, rows: list[tuple]) -> None:
     # A blob of the wrong length (edited in the file) is skipped, not reshaped into a crash;
     # integrity's vectors_of_wrong_dimension names it.
+    for bad in (r for r in rows if len(r[3]) != cache.dim * 4):
+        logger.warning(
+            "vector %s (node %s) has %s bytes for dim %s: skipped",
+            bad[0],
+            bad[1],
+            len(bad[3]),
+            cache.dim,
+        )
+    last = rows[-1]
     rows = [r for r in rows if len(r[3]) == cache.dim * 4]
     count = len(rows)
+    if not count:
+        cache.last = (last[0], last[1], str(last[2]))
+        return
     _reserve(cache, cache.n + count)
     block = np.frombuffer(b"".join(bytes(r[3]) for r in rows), dtype="<f4").reshape(
         count, cache.dim
@@ -137,9 +152,8 @@ def _append(cache: _Matrix, rows: list[tuple]) -> None:
         cache.domains.setdefault(r[4], len(cache.domains)) for r in rows
     ]
     cache.wild[cache.n : end] = [r[5] == "wild" for r in rows]
-    cache.created[cache.n : end] = [_epoch(r[6]) for r in rows]
+    cache.created[cache.n : end] = [epoch(r[6]) for r in rows]
     cache.n = end
-    last = rows[-1]
     cache.last = (last[0], last[1], str(last[2]))
 
 
@@ -150,36 +164,42 @@ def _blas() -> ThreadpoolController:
 
 
 def _vector_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, float]]:
-    matrix = vector_matrix()
-    if matrix.n == 0:
+    """The k nearest vectors the caller may see, best first, at or above VECTOR_MIN_SIMILARITY:
+    from the vector index when sleep has built one (memory.vector_index), plus an exact scan of
+    the vectors written since; without an index, an exact scan of them all."""
+    embedder = get_embedder()
+    index = current_index(model=embedder.name, dim=embedder.dim)
+    matrix = vector_matrix(after_id=index.last_vector_id if index else 0)
+    if matrix.n == 0 and (index is None or index.rows == 0):
         return []
-    q = get_embedder().embed([query])[0]
+    q = embedder.embed([query])[0]
     if not np.any(q):
         return []
+    hits = _exact_candidates(matrix, q, vis, k) if matrix.n else []
+    if index is not None:
+        hits = sorted([*hits, *index.search(q, vis, k)], key=lambda h: -h[1])[:k]
+    return [(node_id, score) for node_id, score in hits if score >= VECTOR_MIN_SIMILARITY]
+
+
+def _exact_candidates(
+    matrix: _Matrix, q: np.ndarray, vis: Visibility, k: int
+) -> list[tuple[int, float]]:
     # One thread: a matrix-vector product is memory-bound, and waking BLAS's worker threads
     # for every query cost more than they saved (bench, 10k nodes: p50 16 ms -> 4 ms).
     with _blas().limit(limits=1, user_api="blas"):
         scores = matrix.vectors[: matrix.n] @ q
-    mask = None
-    if vis.domains is not None:
-        codes = [matrix.domains[d] for d in vis.domains if d in matrix.domains]
-        mask = np.isin(matrix.domain_codes[: matrix.n], codes)
-    if vis.scope != "both":
-        wild = matrix.wild[: matrix.n] if vis.scope == "wild" else ~matrix.wild[: matrix.n]
-        mask = wild if mask is None else mask & wild
-    if vis.as_of is not None:
-        then = matrix.created[: matrix.n] <= vis.as_of.timestamp()
-        mask = then if mask is None else mask & then
+    mask = vis.row_mask(
+        domain=matrix.domain_codes[: matrix.n],
+        codes=matrix.domains,
+        wild=matrix.wild[: matrix.n],
+        created=matrix.created[: matrix.n],
+    )
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
     k = min(k, matrix.n)
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top])]
-    return [
-        (int(matrix.ids[i]), float(scores[i]))
-        for i in top
-        if np.isfinite(scores[i]) and scores[i] >= VECTOR_MIN_SIMILARITY
-    ]
+    return [(int(matrix.ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
 
 
 def preview_rows(node_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
