@@ -1,0 +1,77 @@
+"""Behaviours no test pinned until mutation testing showed a mutant surviving them (issue 16,
+docs/mutation.md). Each test is named for the behaviour, not the mutant."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.errors import Invalid
+from memory.recall import recall
+
+
+def test_recall_names_the_bad_scope_and_the_bad_as_of_in_its_refusals(db) -> None:
+    with pytest.raises(Invalid) as scope:
+        recall("boiler", scope="everywhere")
+    assert scope.value.code == "bad_scope"
+    with pytest.raises(Invalid) as when:
+        recall("boiler", as_of="last tuesday")
+    assert when.value.code == "bad_datetime" and when.value.message.startswith("as_of ")
+
+
+def test_an_active_token_is_found_by_name_until_it_is_revoked(db) -> None:
+    from memory.errors import NotFound
+    from memory.tokens import Unauthorized, active_token, create_token, revoke_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    assert active_token(name="desk").pk == token.pk
+    revoke_token(name="desk")
+    with pytest.raises(Unauthorized):
+        active_token(name="desk")
+    with pytest.raises(NotFound) as unknown:
+        revoke_token(name="nobody")
+    assert "nobody" in unknown.value.message
+
+
+def test_a_decay_between_the_check_and_the_count_answers_like_a_missing_node(
+    make_note, monkeypatch
+) -> None:
+    import memory.read as read_module
+    from memory.errors import NotFound
+    from memory.sleep.decay import let_go
+
+    node = make_note("Read while the sleep lets it go.")
+    check = read_module.visible_node
+
+    def check_then_decay(node_id, **kwargs):
+        seen = check(node_id, **kwargs)
+        let_go(node.pk, actor="owner")  # committed after the check, before the count
+        return seen
+
+    monkeypatch.setattr(read_module, "visible_node", check_then_decay)
+    with pytest.raises(NotFound) as raced:
+        read_module.read(node.pk)
+    assert raced.value.message == f"no node {node.pk} here"
+
+
+def test_walk_back_reports_the_adoption_and_only_the_callers_origins(make_note, root_note) -> None:
+    from _acts import root_as_owner, supersede_as_owner
+
+    from memory.authority import walk_back
+    from memory.errors import Conflict
+
+    memo = make_note("A work memo on the boiler contract.", domain="work")
+    old = make_note(
+        "The boiler is serviced in May.",
+        origins=[{"id": root_note.pk}, {"id": memo.pk, "relation": "cites"}],
+    )
+    with pytest.raises(Conflict) as unrooted:
+        walk_back(old.pk)
+    assert unrooted.value.code == "not_ground"
+    root_as_owner(old)
+    origins = [o["id"] for o in walk_back(old.pk)["origins"]]
+    assert memo.pk in origins
+    assert memo.pk not in [o["id"] for o in walk_back(old.pk, domains=["personal"])["origins"]]
+    new = supersede_as_owner(old, "The boiler is serviced in June.")
+    back = walk_back(new.pk)
+    assert back["body_hash"] == new.body_hash and back["scroll"] is None
+    assert back["adoption"]["actor"] == "owner" and back["adoption"]["supersedes"] == old.pk
