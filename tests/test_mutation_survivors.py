@@ -75,3 +75,37 @@ def test_walk_back_reports_the_adoption_and_only_the_callers_origins(make_note, 
     back = walk_back(new.pk)
     assert back["body_hash"] == new.body_hash and back["scroll"] is None
     assert back["adoption"]["actor"] == "owner" and back["adoption"]["supersedes"] == old.pk
+
+
+def test_authority_and_read_report_every_field_by_its_documented_name(make_note) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.authority import authority_report
+    from memory.models import Node
+    from memory.read import read
+
+    node = make_note("The gutter was cleared.", referent_time="2024-05-08T13:56:00+00:00")
+    report = authority_report(node.pk, as_of=node.created_at)  # the instant it was written
+    assert {"kind", "referent_time", "permanent_at", "events"} <= set(report)
+    assert report["kind"] == "note" and report["referent_time"].startswith("2024-05-08T13:56")
+    body = read(node.pk)
+    assert (body["kind"], body["live"]) == ("note", True)
+    assert body["referent_time"].startswith("2024-05-08T13:56")
+    later = timezone.now() + timedelta(seconds=1)
+    Node.objects.filter(pk=node.pk).update(permanent=True, permanent_at=later)
+    assert authority_report(node.pk)["permanent_at"] is not None
+    assert authority_report(node.pk, as_of=timezone.now())["permanent"] is False
+
+
+def test_an_authority_event_names_its_related_node(make_note) -> None:
+    from _acts import root_as_owner, supersede_as_owner
+
+    from memory.authority import authority_report
+
+    old = make_note("The gate code is 1234.")
+    root_as_owner(old)
+    new = supersede_as_owner(old, "The gate code is 4321.")
+    events = authority_report(old.pk)["events"]
+    assert [e["related_node"] for e in events if e["kind"] == "superseded"] == [new.pk]
