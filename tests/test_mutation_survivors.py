@@ -90,6 +90,7 @@ def test_authority_and_read_report_every_field_by_its_documented_name(make_note)
     report = authority_report(node.pk, as_of=node.created_at)  # the instant it was written
     assert {"kind", "referent_time", "permanent_at", "events"} <= set(report)
     assert report["kind"] == "note" and report["referent_time"].startswith("2024-05-08T13:56")
+    assert report["jurisdiction"] == "home"
     body = read(node.pk)
     assert (body["kind"], body["live"]) == ("note", True)
     assert body["referent_time"].startswith("2024-05-08T13:56")
@@ -109,3 +110,16 @@ def test_an_authority_event_names_its_related_node(make_note) -> None:
     new = supersede_as_owner(old, "The gate code is 4321.")
     events = authority_report(old.pk)["events"]
     assert [e["related_node"] for e in events if e["kind"] == "superseded"] == [new.pk]
+
+
+def test_a_similar_edge_is_not_an_origin(make_note, root_note) -> None:
+    from memory.authority import authority_report
+    from memory.models import Edge
+
+    alike = make_note("The gutter was cleared in spring.")
+    node = make_note(
+        "The gutter was cleared.",
+        origins=[{"id": root_note.pk}, {"id": alike.pk, "relation": "similar"}],
+    )
+    assert Edge.objects.filter(from_node=node, to_node=alike, kind="similar").exists()
+    assert [o["id"] for o in authority_report(node.pk)["origins"]] == [root_note.pk]
