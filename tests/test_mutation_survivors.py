@@ -123,3 +123,31 @@ def test_a_similar_edge_is_not_an_origin(make_note, root_note) -> None:
     )
     assert Edge.objects.filter(from_node=node, to_node=alike, kind="similar").exists()
     assert [o["id"] for o in authority_report(node.pk)["origins"]] == [root_note.pk]
+
+
+def test_token_refusals_carry_their_codes_and_say_what_to_send(db) -> None:
+    from memory.tokens import Unauthorized, authenticate, create_token
+
+    create_token(name="desk", domains=["personal"])
+    with pytest.raises(Invalid) as taken:
+        create_token(name="desk", domains=["personal"])
+    assert taken.value.code == "token_exists"
+    with pytest.raises(Invalid) as bad:
+        create_token(name="desk2", domains=["not a label!"])
+    assert bad.value.code == "bad_domain"
+    with pytest.raises(Unauthorized) as missing:
+        authenticate(None)
+    assert missing.value.message == "send 'Authorization: Bearer <token>'"
+
+
+def test_read_refusals_name_the_id_asked_for(make_note) -> None:
+    from memory.errors import NotFound
+    from memory.read import read
+
+    node = make_note("A work memo.", domain="work")
+    with pytest.raises(NotFound) as hidden:
+        read(node.pk, domains=["personal"])
+    assert hidden.value.message == f"no node {node.pk} here"
+    with pytest.raises(NotFound) as garbled:
+        read("twelve")  # type: ignore[arg-type]
+    assert garbled.value.message == "no node twelve here"
