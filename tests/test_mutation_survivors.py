@@ -151,3 +151,45 @@ def test_read_refusals_name_the_id_asked_for(make_note) -> None:
     with pytest.raises(NotFound) as garbled:
         read("twelve")  # type: ignore[arg-type]
     assert garbled.value.message == "no node twelve here"
+
+
+def test_context_items_carry_the_packets_fields_and_honour_scope_and_limit(make_note) -> None:
+    from agents.operations import context
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("Wild lore: the heron nests by the weir.", jurisdiction="wild", source="b.md")
+    assert context(token, q="heron weir", scope="home")["items"] == []
+    found = context(token, q="heron weir", scope="wild", limit=5)
+    (item,) = found["items"]
+    tokens = -(-len(node.body) // 4)
+    assert {k: v for k, v in item.items() if k != "score"} == {
+        "jurisdiction": "wild",
+        "id": node.pk,
+        "trust": "unreviewed",
+        "kind": "note",
+        "source": "b.md",
+        "tokens": tokens,
+        "body": node.body,
+    }
+    for field, value in (("budget", 0), ("limit", 101)):
+        with pytest.raises(Invalid) as refused:
+            context(token, q="heron", **{field: value})
+        assert refused.value.message.startswith(f"{field} must be")
+
+
+def test_context_skips_a_body_hidden_between_recall_and_read(make_note, monkeypatch) -> None:
+    import agents.operations as operations
+    from memory.errors import NotFound
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    make_note("The heron nests by the weir.")
+
+    def sealed_meanwhile(*args, **kwargs):
+        raise NotFound("no node here")
+
+    assert len(operations.context(token, q="heron weir")["items"]) == 1
+    monkeypatch.setattr(operations, "read_node", sealed_meanwhile)
+    found = operations.context(token, q="heron weir")
+    assert (found["items"], found["skipped"], found["used"]) == ([], 1, 0)
