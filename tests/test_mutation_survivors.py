@@ -193,3 +193,33 @@ def test_context_skips_a_body_hidden_between_recall_and_read(make_note, monkeypa
     monkeypatch.setattr(operations, "read_node", sealed_meanwhile)
     found = operations.context(token, q="heron weir")
     assert (found["items"], found["skipped"], found["used"]) == ([], 1, 0)
+
+
+def test_a_refused_rearrival_records_the_token_and_the_hash_it_carried(make_note) -> None:
+    from memory.errors import Conflict
+    from memory.models import Event, EventKind
+    from memory.tokens import create_token
+    from review.ceremony import reject
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("The heron is a kingfisher.")
+    reject(node.pk, owner="owner", reason="wrong bird")
+    with pytest.raises(Conflict):
+        make_note("The heron is a kingfisher.", token=token, signature="desk")
+    refused = Event.objects.get(node=node, kind=EventKind.REARRIVAL_REFUSED)
+    assert refused.token_id == token.pk and refused.detail["body_hash"] == node.body_hash
+
+
+def test_an_agents_proposal_keeps_its_reason_and_refuses_one_that_is_not_text(make_note) -> None:
+    from agents.operations import propose
+    from memory.models import Event, EventKind
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("The weir was rebuilt in 1911.")
+    with pytest.raises(Invalid) as refused:
+        propose(token, node.pk, {"reason": 42})
+    assert refused.value.code == "bad_field"
+    propose(token, node.pk, {"reason": "the parish record says so"})
+    (event,) = Event.objects.filter(node=node, kind=EventKind.PROPOSED)
+    assert "parish record" in event.reason + str(event.detail)
