@@ -223,3 +223,31 @@ def test_an_agents_proposal_keeps_its_reason_and_refuses_one_that_is_not_text(ma
     propose(token, node.pk, {"reason": "the parish record says so"})
     (event,) = Event.objects.filter(node=node, kind=EventKind.PROPOSED)
     assert "parish record" in event.reason + str(event.detail)
+
+
+def test_a_duplicate_records_only_origins_the_node_lacks(make_note, root_note) -> None:
+    from memory.models import Event, EventKind
+
+    node = make_note("The weir was rebuilt in 1911.")
+    other = make_note("The parish record.")
+    make_note("The weir was rebuilt in 1911.")  # same origin: nothing new to record
+    make_note("The weir was rebuilt in 1911.", origins=[{"id": node.pk}])  # itself: not an origin
+    assert not Event.objects.filter(node=node, kind=EventKind.REARRIVED).exists()
+    make_note("The weir was rebuilt in 1911.", origins=[{"id": other.pk}])
+    (event,) = Event.objects.filter(node=node, kind=EventKind.REARRIVED)
+    assert event.detail["origins"] == [[other.pk, "derived_from"]]
+
+
+def test_the_agents_door_refuses_origins_that_are_not_a_list_and_signs_turns(db, settings) -> None:
+    from agents.operations import commit_turn, remember
+    from memory.models import Node
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    note = {"body": "x", "kind": "note", "jurisdiction": "home", "origins": "12"}
+    with pytest.raises(Invalid) as refused:
+        remember(token, note)
+    assert refused.value.code == "bad_origin"
+    turn = {"conversation": "c1", "user": "hi", "assistant": "hello", "signature": "scout-v2"}
+    _, written = commit_turn(token, turn)
+    assert Node.objects.get(pk=written["id"]).signature == "scout-v2"
