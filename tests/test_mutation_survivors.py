@@ -251,3 +251,21 @@ def test_the_agents_door_refuses_origins_that_are_not_a_list_and_signs_turns(db,
     turn = {"conversation": "c1", "user": "hi", "assistant": "hello", "signature": "scout-v2"}
     _, written = commit_turn(token, turn)
     assert Node.objects.get(pk=written["id"]).signature == "scout-v2"
+
+
+def test_a_note_remembered_by_an_agent_is_recorded_as_the_agents_arrival(root_note) -> None:
+    from agents.operations import remember
+    from memory.models import Event, EventKind, Node
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    note = {"body": "The weir.", "kind": "note", "jurisdiction": "home", "signature": "desk"}
+    note["origins"] = [{"id": root_note.pk}]
+    with pytest.raises(Invalid) as refused:
+        remember(token, {**note, "metadata": ["not", "an", "object"]})
+    assert refused.value.message == "metadata must be an object"
+    _, written = remember(token, note)
+    node = Node.objects.get(pk=written["id"])
+    assert node.source == ""
+    arrived = Event.objects.get(node=node, kind=EventKind.ARRIVED)
+    assert arrived.actor == "agent:desk"
