@@ -269,3 +269,18 @@ def test_a_note_remembered_by_an_agent_is_recorded_as_the_agents_arrival(root_no
     assert node.source == ""
     arrived = Event.objects.get(node=node, kind=EventKind.ARRIVED)
     assert arrived.actor == "agent:desk"
+
+
+def test_an_agents_walk_opens_in_the_scope_asked_and_names_a_bad_node_id(make_note) -> None:
+    from agents.operations import walk
+    from memory.errors import NotFound
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    wild = make_note("Heard at the market: the weir floods.", jurisdiction="wild", source="m.md")
+    assert walk(token, "open", {"node_id": wild.pk, "scope": "wild"})["ticket"]
+    with pytest.raises(NotFound):
+        walk(token, "open", {"node_id": wild.pk, "scope": "home"})
+    with pytest.raises(Invalid) as refused:
+        walk(token, "open", {"node_id": "the weir"})
+    assert refused.value.message.startswith("node_id ")
