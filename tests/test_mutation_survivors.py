@@ -284,3 +284,29 @@ def test_an_agents_walk_opens_in_the_scope_asked_and_names_a_bad_node_id(make_no
     with pytest.raises(Invalid) as refused:
         walk(token, "open", {"node_id": "the weir"})
     assert refused.value.message.startswith("node_id ")
+
+
+def test_an_agent_asking_authority_as_of_a_time_the_node_had_decayed_gets_not_found(
+    make_note,
+) -> None:
+    from django.utils import timezone
+
+    from agents.operations import authority, recall_packets, walk
+    from memory.errors import NotFound
+    from memory.sleep.decay import let_go, restore
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("The weir floods in March.")
+    let_go(node.pk, actor="owner")
+    while_decayed = timezone.now().isoformat()
+    restore(node.pk, actor="owner")
+    assert authority(token, node.pk)["id"] == node.pk
+    with pytest.raises(NotFound):
+        authority(token, node.pk, as_of=while_decayed)
+    with pytest.raises(Invalid) as bad_limit:
+        recall_packets(token, q="weir", limit=0)
+    assert bad_limit.value.message.startswith("limit ")
+    with pytest.raises(Invalid) as bad_action:
+        walk(token, "fly", {"ticket": "t"})
+    assert bad_action.value.code == "bad_action"
