@@ -310,3 +310,14 @@ def test_an_agent_asking_authority_as_of_a_time_the_node_had_decayed_gets_not_fo
     with pytest.raises(Invalid) as bad_action:
         walk(token, "fly", {"ticket": "t"})
     assert bad_action.value.code == "bad_action"
+
+
+def test_an_agents_recall_returns_ten_results_unless_asked_for_more(make_note) -> None:
+    from agents.operations import recall_packets
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    for i in range(12):
+        make_note(f"Heron sighting number {i} by the weir.")
+    assert len(recall_packets(token, q="heron sighting")["results"]) == 10
+    assert len(recall_packets(token, q="heron sighting", limit=12)["results"]) == 12
