@@ -321,3 +321,28 @@ def test_an_agents_recall_returns_ten_results_unless_asked_for_more(make_note) -
         make_note(f"Heron sighting number {i} by the weir.")
     assert len(recall_packets(token, q="heron sighting")["results"]) == 10
     assert len(recall_packets(token, q="heron sighting", limit=12)["results"]) == 12
+
+
+def test_recall_as_of_reports_trust_as_it_stood_then(make_note) -> None:
+    from _acts import root_as_owner, supersede_as_owner
+    from django.utils import timezone
+
+    node = make_note("The heron nests by the weir.")
+    root_as_owner(node)
+    while_ground = timezone.now().isoformat()
+    supersede_as_owner(node, "The heron nests by the mill.")
+    assert node.pk not in [p["id"] for p in recall("heron weir")]
+    then = {p["id"]: p["trust"] for p in recall("heron weir", as_of=while_ground)}
+    assert then[node.pk] == "ground"
+
+
+def test_a_duplicate_through_a_token_records_the_token(make_note, root_note) -> None:
+    from memory.models import Event, EventKind
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("The weir was rebuilt in 1911.")
+    other = make_note("The parish record.")
+    make_note("The weir was rebuilt in 1911.", origins=[{"id": other.pk}], token=token)
+    (event,) = Event.objects.filter(node=node, kind=EventKind.REARRIVED)
+    assert event.token_id == token.pk
