@@ -18,7 +18,14 @@ from memory.clocks import parse_instant
 from memory.errors import Conflict, NotFound
 from memory.models import CEREMONY_EVENT_KINDS, Edge, Event, EventKind, Node, Trust
 from memory.trust import trust_map
-from memory.visibility import HIDDEN_TRUST, Visibility, lawful, live_at, node_in_domains
+from memory.visibility import (
+    HIDDEN_TRUST,
+    Visibility,
+    lawful,
+    live_at,
+    node_in_domains,
+    shown_trust,
+)
 
 PREVIEW_CHARS = 160
 
@@ -57,7 +64,7 @@ def _origins(
     ordered = list(edges.order_by("id"))
     targets = [edge.to_node_id for edge in ordered]
     if domains is None:
-        trusts = trust_map(targets, as_of=as_of)
+        trusts = shown_trust(targets, as_of=as_of)
     else:
         trusts = lawful(targets, Visibility.of(domains=domains, scope="both", as_of=as_of))
     return [
@@ -74,13 +81,14 @@ def authority_report(
     stands now or stood at `as_of` (audit clock Event.at and store clock created_at).
 
     Never a body. Refuses (NotFound) unknown nodes, nodes outside `domains` and nodes not yet
-    written at `as_of`; (Invalid) a naive as_of. A sealed node reports only its id and trust.
+    written at `as_of`; (Invalid) a naive as_of. A sealed node reports only its id and trust;
+    a node sealed or rejected now is reported so in every past view too (shown_trust).
     """
     when = parse_instant(as_of, field="as_of")
     node = node_in_domains(node_id, domains=domains)
     if when is not None and node.created_at > when:
         raise NotFound(f"node {node_id} did not exist at {when.isoformat()}")
-    trust = trust_map([node.pk], as_of=when)[node.pk]
+    trust = shown_trust([node.pk], as_of=when)[node.pk]
     if trust == Trust.SEALED:
         return {"id": node.pk, "trust": trust}
     events = Event.objects.filter(node=node, kind__in=CEREMONY_EVENT_KINDS)

@@ -181,6 +181,18 @@ def lawful_trust(
     return {i: t for i, t in trusts.items() if t not in hidden}
 
 
+def shown_trust(node_ids: Iterable[int], *, as_of: datetime | None) -> dict[int, str]:
+    """Trust as of `as_of` (now when None) for views that label rather than hide (the owner's
+    authority report and origins): a node sealed or rejected now shows that trust in every past
+    view too, so its words stay hidden there (as lawful_trust does for readers)."""
+    ids = list(dict.fromkeys(node_ids))
+    trusts = trust_map(ids, as_of=as_of)
+    if as_of is None:
+        return trusts
+    now = trust_map(ids)
+    return {i: now[i] if now[i] in HIDDEN_TRUST else t for i, t in trusts.items()}
+
+
 def lawful(ids: Iterable[int], vis: Visibility) -> dict[int, str]:
     """id -> trust for the ids a caller under `vis` may be shown: in its domains and scope,
     created by as_of, live (at as_of), neither sealed nor rejected (now or then). Superseded
