@@ -14,6 +14,7 @@ Nothing partial is stored on any refusal: validation precedes the write path, wh
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db.models.functions import Length
@@ -23,12 +24,12 @@ from memory import walk as walks
 from memory.authority import authority_report
 from memory.errors import Forbidden, Invalid, NotFound
 from memory.models import ApiToken, Node
-from memory.read import read
+from memory.read import read, visible_node
 from memory.recall import recall
 from memory.scroll import commit_turn as scroll_commit
 from memory.tokens import actor_of
 from memory.trust import trust_map
-from memory.visibility import MAX_ID, visible_ids
+from memory.visibility import MAX_ID, Visibility, visible_ids
 from memory.write import WriteResult, write_node
 from review.ceremony import propose as ceremony_propose
 
@@ -155,6 +156,7 @@ def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, A
         referent_time=data.get("referent_time"),
         metadata=metadata,
         actor=actor_of(token),
+        token=token,
     )
     return _written(result)
 
@@ -177,6 +179,7 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
         domain=domain,
         referent_time=data.get("referent_time"),
         holder=actor,
+        token=token,
     )
     return _written(result)
 
@@ -219,11 +222,18 @@ def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
     )
 
 
+def _readable(token: ApiToken, node_id: int, *, as_of: datetime | None = None) -> None:
+    """Refuse (NotFound) what read would refuse: outside the token's domains, decayed (now, or
+    as of as_of), sealed or rejected. An agent learns no more about a node by id than read says."""
+    visible_node(node_id, vis=Visibility.of(domains=token.domains, scope="both", as_of=as_of))
+
+
 def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, Any]:
     """Who decided what about a node (its authority events and derived trust). Refuses
-    (NotFound) nodes the token cannot see."""
-    _visible_node(token, node_id)
-    return authority_report(node_id, domains=list(token.domains), as_of=params.as_of(as_of))
+    (NotFound) what read refuses (_readable), so authority never says more than read would."""
+    when = params.as_of(as_of)
+    _readable(token, node_id, as_of=when)
+    return authority_report(node_id, domains=list(token.domains), as_of=when)
 
 
 def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -234,8 +244,10 @@ def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str,
     reason = data.get("reason") or ""
     if not isinstance(reason, str):
         raise Invalid("reason must be text", code="bad_field")
-    _visible_node(token, node_id)
-    ceremony_propose(node_id, actor=actor_of(token), reason=reason, domains=list(token.domains))
+    _readable(token, node_id)  # a decayed node is 404 here too, as for read and authority
+    ceremony_propose(
+        node_id, actor=actor_of(token), reason=reason, domains=list(token.domains), token=token
+    )
     return {"id": node_id, "trust": trust_map([node_id])[node_id]}
 
 

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import hashlib
 import itertools
+import json
 import random
 import shutil
 import sqlite3
@@ -22,6 +23,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
+from memory.chain import GENESIS, event_digest
 from memory.write import content_key_of
 
 WORDS_SEED = 7
@@ -155,9 +157,51 @@ def build_graph(path: Path, n_nodes: int, *, seed: int = 1, now: datetime | None
                created_at, created_by) VALUES (?,?,?,?,?,?)""",
             edge_rows,
         )
+        db.executemany(
+            """INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail,
+               chain_hash) VALUES (?,?,?,?,?,?,?,?)""",
+            _arrivals(node_rows),
+        )
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.execute("ANALYZE")
     db.close()
+
+
+def _arrivals(node_rows: list[tuple]) -> list[tuple]:
+    """Each node's `arrived` event, hash-chained as the write path would write it."""
+    rows, prev = [], GENESIS
+    for node_id, body, body_hash, key, jur, kind, domain, sig, source, _meta, created in (
+        row[:11] for row in node_rows
+    ):
+        at = datetime.fromisoformat(created).astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+        snapshot = {
+            "body_hash": body_hash,
+            "kind": kind,
+            "jurisdiction": jur,
+            "domain": domain,
+            "signature": sig,
+            "source": source,
+            "created_at": created,
+            "excerpt": body[:280],
+            "body_chars": len(body),
+        }
+        detail = {"body_hash": body_hash, "content_key": key, "origins": []}
+        prev = event_digest(
+            prev=prev,
+            at=at,
+            kind="arrived",
+            node_id=node_id,
+            actor=sig,
+            reason="",
+            related_node_id=None,
+            snapshot=snapshot,
+            detail=detail,
+            token_id=None,
+        )
+        rows.append(
+            (at, "arrived", node_id, sig, "", json.dumps(snapshot), json.dumps(detail), prev)
+        )
+    return rows
 
 
 def graph_copy(n_nodes: int, name: str, *, seed: int = 1) -> Path:

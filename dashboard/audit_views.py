@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.auditlog import FILTERS, csv_lines, filter_events, json_chunks, sealed_ids
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
+from memory.chain import last_checkpoint
 from memory.errors import GroveError, Invalid
 from memory.models import DecayReason, Event, EventKind, Node
 from memory.sleep.decay import restore
@@ -44,10 +45,13 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
     except Invalid as refused:
         error = refused.message
         events = Event.objects.none()
-    page = Paginator(events.select_related("node"), PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(events.select_related("node", "token"), PER_PAGE).get_page(
+        request.GET.get("page")
+    )
     context = {
         "page": page,
         "error": error,
+        "checkpoint": last_checkpoint(),
         "filters": {name: request.GET.get(name, "") for name in FILTERS},
         "kinds": EventKind.values,
         "reasons": sorted({*DecayReason.values, "owner_restore", "owner_keep"}),

@@ -76,7 +76,11 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         read(node.pk, actor=OWNER_ACTOR)
         node.refresh_from_db()
         counted = True
-    events = Event.objects.filter(Q(node=node) | Q(related_node=node)).order_by("at", "id")
+    events = (
+        Event.objects.filter(Q(node=node) | Q(related_node=node))
+        .select_related("token")
+        .order_by("at", "id")
+    )
     later = 0
     if as_of is not None:
         later = events.filter(at__gt=as_of).count()

@@ -178,6 +178,9 @@ GROVE_MAX_BODY_CHARS = env_int("GROVE_MAX_BODY_CHARS", 100_000)
 GROVE_MAX_REQUEST_BYTES = env_int("GROVE_MAX_REQUEST_BYTES", 1_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = GROVE_MAX_REQUEST_BYTES
 GROVE_SCROLL_DIR = Path(env("GROVE_SCROLL_DIR", str(DATA_DIR / "scroll")))
+# Where each verified chain checkpoint is also appended, outside the database (memory/chain.py):
+# someone who rewrites the file and recomputes every hash still disagrees with this.
+GROVE_CHAIN_ANCHOR = Path(env("GROVE_CHAIN_ANCHOR", str(DATA_DIR / "chain-anchor.jsonl")))
 GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 14)
 GROVE_CASCADE_MIN_AGE_DAYS = env_int("GROVE_CASCADE_MIN_AGE_DAYS", 30)
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")

@@ -23,6 +23,9 @@ class NodeAdmin(ReadOnlyAdmin):
     list_display = ("id", "kind", "jurisdiction", "domain", "signature", "created_at", "decayed_at")
     list_filter = ("kind", "jurisdiction", "domain", "permanent")
     search_fields = ("id", "source", "signature")
+    # No words here: a sealed body must not show through the admin (the dashboard's node page
+    # applies the seal; the admin knows nothing of trust).
+    exclude = ("body",)
 
 
 @admin.register(Edge)
@@ -35,6 +38,8 @@ class EdgeAdmin(ReadOnlyAdmin):
 class EventAdmin(ReadOnlyAdmin):
     list_display = ("id", "at", "kind", "node_id", "actor", "reason")
     list_filter = ("kind", "reason")
+    # Snapshots carry an excerpt of the body, and a sealed node's excerpt is hidden everywhere.
+    exclude = ("snapshot",)
 
 
 for model in (Vector, RecallLog, SleepRun, ApiToken, Ticket):

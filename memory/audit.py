@@ -1,7 +1,8 @@
 """The audit writer: the only code that writes Event rows.
 
 Each event is written inside the caller's transaction, with a snapshot of the node read on the
-caller's connection, so a flag and its event commit or roll back together.
+caller's connection, so a flag and its event commit or roll back together. Each carries its
+link in the hash chain (memory/chain.py), computed from the tail read under the same write lock.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from memory.models import CEREMONY_EVENT_KINDS, Event, EventKind, Node
+from memory.chain import event_digest, tail_hash
+from memory.models import CEREMONY_EVENT_KINDS, ApiToken, Event, EventKind, Node
 
 EXCERPT_CHARS = 280
 _SNAPSHOT_FIELDS = (
@@ -57,8 +59,11 @@ def record(
     related_node: Node | int | None = None,
     detail: dict[str, Any] | None = None,
     at=None,
+    token: ApiToken | None = None,
+    snap: dict[str, Any] | None = None,
 ) -> Event:
-    """Append one event. Must run inside the caller's transaction.
+    """Append one event. Must run inside the caller's transaction. `token` is the agent token
+    the act came through; `snap` a snapshot the caller already holds (the write path's arrival).
 
     Refuses ceremony kinds (proposed, rooted, superseded, sealed, unsealed, rejected ...): trust
     changes only through the acts, which write them with record_act.
@@ -66,7 +71,7 @@ def record(
     kind = EventKind(kind)
     if kind in CEREMONY_EVENT_KINDS:
         raise PermissionError(f"{kind} events are written only by the ceremonies (record_act)")
-    return _append(kind, node, actor, reason, related_node, detail, at)
+    return _append(kind, node, actor, reason, related_node, detail, at, token, snap)
 
 
 def record_act(
@@ -77,13 +82,14 @@ def record_act(
     reason: str = "",
     related_node: Node | int | None = None,
     detail: dict[str, Any] | None = None,
+    token: ApiToken | None = None,
 ) -> Event:
     """Append one ceremony event (a trust-deciding act). Only review/ceremony.py calls this;
     tests/test_layout.py fails the build if any other module imports it."""
     kind = EventKind(kind)
     if kind not in CEREMONY_EVENT_KINDS:
         raise ValueError(f"{kind} is not a ceremony event; use audit.record")
-    return _append(kind, node, actor, reason, related_node, detail, None)
+    return _append(kind, node, actor, reason, related_node, detail, None, token, None)
 
 
 def _append(
@@ -94,21 +100,47 @@ def _append(
     related_node: Node | int | None,
     detail: dict[str, Any] | None,
     at,
+    token: ApiToken | None,
+    snap: dict[str, Any] | None,
 ) -> Event:
     if not connection.in_atomic_block:
         raise RuntimeError("audit events must be written inside the caller's transaction")
     node_id = node.pk if isinstance(node, Node) else node
     related_id = related_node.pk if isinstance(related_node, Node) else related_node
-    return Event.objects.create(
+    event = Event(
         at=at or timezone.now(),
         kind=kind,
         node_id=node_id,
         actor=actor,
         reason=reason,
         related_node_id=related_id,
-        snapshot=snapshot(node_id) if node_id else {},
+        snapshot=snap if snap is not None else (snapshot(node_id) if node_id else {}),
         detail=detail or {},
+        token=token,
     )
+    event.chain_hash = _digest(event, tail_hash())
+    event.save(force_insert=True)
+    return event
+
+
+def _digest(event: Event, prev: str) -> str:
+    return event_digest(
+        prev=prev,
+        at=event.at,
+        kind=event.kind,
+        node_id=event.node_id,
+        actor=event.actor,
+        reason=event.reason,
+        related_node_id=event.related_node_id,
+        snapshot=event.snapshot,
+        detail=event.detail,
+        token_id=event.token_id,
+    )
+
+
+def node_snapshot(node: Node) -> dict[str, Any]:
+    """The snapshot of a node the caller holds in memory (the row it just inserted)."""
+    return _snapshot_row({field: getattr(node, field) for field in _SNAPSHOT_FIELDS})
 
 
 def record_many(
@@ -152,5 +184,8 @@ def record_many(
             )
             for node_id in chunk
         ]
+    prev = tail_hash()
+    for event in events:
+        event.chain_hash = prev = _digest(event, prev)
     Event.objects.bulk_create(events, batch_size=500)
     return len(events)

@@ -18,7 +18,7 @@ from memory.clocks import parse_instant
 from memory.errors import Conflict, NotFound
 from memory.models import CEREMONY_EVENT_KINDS, Edge, Event, EventKind, Node, Trust
 from memory.trust import trust_map
-from memory.visibility import HIDDEN_TRUST, live_at, node_in_domains
+from memory.visibility import HIDDEN_TRUST, Visibility, lawful, live_at, node_in_domains
 
 PREVIEW_CHARS = 160
 
@@ -46,17 +46,24 @@ def preview(node: Node, trust: str) -> dict[str, Any]:
 def _origins(
     node: Node, domains: Iterable[str] | None, as_of: datetime | None
 ) -> list[dict[str, Any]]:
-    """Previews of what the node came from (its outgoing edges), lawful ones only."""
+    """Previews of what the node came from (its outgoing edges). An agent (domains given) is
+    shown only origins it may see (memory/visibility.py): never the id of a sealed, rejected or
+    decayed node. The owner sees every origin, a sealed one as its id and trust alone."""
     edges = Edge.objects.filter(from_node=node).exclude(kind="similar").select_related("to_node")
     if as_of is not None:
         edges = edges.filter(created_at__lte=as_of)
     if domains is not None:
         edges = edges.filter(to_node__domain__in=list(domains))
     ordered = list(edges.order_by("id"))
-    trusts = trust_map([edge.to_node_id for edge in ordered], as_of=as_of)
+    targets = [edge.to_node_id for edge in ordered]
+    if domains is None:
+        trusts = trust_map(targets, as_of=as_of)
+    else:
+        trusts = lawful(targets, Visibility.of(domains=domains, scope="both", as_of=as_of))
     return [
         {"relation": edge.kind, **preview(edge.to_node, trusts[edge.to_node_id])}
         for edge in ordered
+        if edge.to_node_id in trusts
     ]
 
 

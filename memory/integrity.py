@@ -5,6 +5,8 @@ They read raw SQL on purpose: they must see what is in the file, whatever the OR
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -114,14 +116,113 @@ def fts_out_of_sync() -> list[str]:
     return found
 
 
-def run_checks(names: list[str] | None = None) -> list[CheckResult]:
+# --- custody (issue 12): what is stored agrees with its hashes, its index, its scroll, its chain -
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def body_hash_mismatch() -> list[str]:
+    """sha256(body) = body_hash for every node, read in batches (bodies never sit all at once)."""
+    found: list[str] = []
+    last = 0
+    while rows := _rows(
+        "SELECT id, body, body_hash FROM memory_node WHERE id > %s ORDER BY id LIMIT 2000", (last,)
+    ):
+        last = rows[-1][0]
+        found += [
+            f"node {node_id}: sha256 of the body is not its body_hash"
+            for node_id, body, stored in rows
+            if _sha(body) != stored
+        ]
+    return found
+
+
+def verdicts_disagree_with_body() -> list[str]:
+    """Rooted and superseded events name the hash of the body as it is now."""
+    rows = _rows(
+        """SELECT e.id, e.kind, e.node_id, e.detail, n.body
+           FROM memory_event e JOIN memory_node n ON n.id = e.node_id
+           WHERE e.kind IN ('rooted', 'superseded') ORDER BY e.id"""
+    )
+    found = []
+    for event_id, kind, node_id, detail, body in rows:
+        detail = json.loads(detail) if isinstance(detail, str) else detail
+        if (detail or {}).get("body_hash") != _sha(body):
+            found.append(
+                f"{kind} event {event_id} adopted a hash that node {node_id}'s body no longer has"
+            )
+    return found
+
+
+_ARRIVAL_FIELDS = ("body_hash", "kind", "jurisdiction", "domain", "signature", "source")
+
+
+def nodes_disagree_with_arrival() -> list[str]:
+    """Every node has its arrival event (its link in the hash chain), and the arrival's snapshot
+    still describes the row: an edit made with the triggers dropped shows here."""
+    found: list[str] = []
+    last = 0
+    cols = ", ".join(f"n.{f}" for f in _ARRIVAL_FIELDS)
+    while rows := _rows(
+        f"""SELECT n.id, {cols}, (SELECT e.snapshot FROM memory_event e WHERE e.node_id = n.id
+            AND e.kind = 'arrived' ORDER BY e.id LIMIT 1)
+            FROM memory_node n WHERE n.id > %s ORDER BY n.id LIMIT 2000""",
+        (last,),
+    ):
+        last = rows[-1][0]
+        for node_id, *values, snap in rows:
+            if snap is None:
+                found.append(f"node {node_id} has no arrival event: it joined no chain")
+                continue
+            snap = json.loads(snap) if isinstance(snap, str) else snap
+            differ = [f for f, v in zip(_ARRIVAL_FIELDS, values, strict=True) if snap.get(f) != v]
+            if differ:
+                found.append(f"node {node_id}: {', '.join(differ)} differ from its arrival")
+    return found
+
+
+def scrolls_disagree_with_pairs() -> list[str]:
+    """Every scroll a pair points into re-hashes, runs 1, 2, 3 ... and holds its pairs' records."""
+    from memory.scroll import verify_scroll_file
+
+    found: list[str] = []
+    for (name,) in _rows(
+        "SELECT DISTINCT scroll_path FROM memory_node WHERE kind = 'pair' ORDER BY scroll_path"
+    ):
+        report = verify_scroll_file(name)
+        found += [f"scroll {name}: {problem}" for problem in report["problems"]]
+    return found
+
+
+def hash_chain(*, full: bool | None = False) -> list[str]:
+    """The audit log's hash chain, from the last checkpoint (or the start); names the first
+    entry that breaks (memory/chain.py)."""
+    from memory.chain import verify_from_checkpoint
+
+    report = verify_from_checkpoint(full=full)
+    return [] if report.ok else [report.broken or "the chain is broken"]
+
+
+def chain_anchors() -> list[str]:
+    """Every checkpoint anchored outside the database is still carried by its event."""
+    from memory.chain import anchors_disagree
+
+    return anchors_disagree()
+
+
+def run_checks(
+    names: list[str] | None = None, *, full_chain: bool | None = False
+) -> list[CheckResult]:
     """Run the named checks (all by default); each result lists up to MAX_EXAMPLES violations
-    plus a count line when there are more."""
+    plus a count line when there are more. The hash chain is verified from its last checkpoint,
+    from the start when `full_chain`, or when a weekly full run is due with full_chain=None."""
     results = []
     for name, check in CHECKS.items():
         if names and name not in names:
             continue
-        violations = check()
+        violations = hash_chain(full=full_chain) if check is hash_chain else check()
         if len(violations) > MAX_EXAMPLES:
             extra = len(violations) - MAX_EXAMPLES
             violations = [*violations[:MAX_EXAMPLES], f"... and {extra} more"]
@@ -265,6 +366,12 @@ CHECKS: dict[str, Callable[[], list[str]]] = {
     "permanent_without_event": permanent_without_event,
     "edges_touching_missing_nodes": edges_touching_missing_nodes,
     "fts_out_of_sync": fts_out_of_sync,
+    "body_hash_mismatch": body_hash_mismatch,
+    "verdicts_disagree_with_body": verdicts_disagree_with_body,
+    "nodes_disagree_with_arrival": nodes_disagree_with_arrival,
+    "scrolls_disagree_with_pairs": scrolls_disagree_with_pairs,
+    "hash_chain": hash_chain,
+    "chain_anchors": chain_anchors,
     "vectors_of_wrong_dimension": vectors_of_wrong_dimension,
     "vectors_nan_or_zero": vectors_nan_or_zero,
     "vectors_of_missing_nodes": vectors_of_missing_nodes,

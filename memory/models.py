@@ -79,6 +79,11 @@ class EventKind(models.TextChoices):
     UNSEALED = "unsealed"
     REJECTED = "rejected"
     REARRIVAL_REFUSED = "rearrival_refused"
+    # A node's arrival: every node joins the hash chain through this event (DESIGN.md, Custody).
+    ARRIVED = "arrived"
+    # Known content written again (a live duplicate) with origins it did not have: recorded here,
+    # never as edges onto a node this writer did not write.
+    REARRIVED = "rearrived"
 
 
 # The events only review/ceremony.py may write: they decide trust.
@@ -128,6 +133,11 @@ class Node(models.Model):
     permanent = models.BooleanField(default=False)
     permanent_at = models.DateTimeField(null=True, blank=True)
     decayed_at = models.DateTimeField(null=True, blank=True)
+    # The agent token that wrote it (None: the owner, an importer, sleep); signature stays the
+    # author's claim. Immutable, like the words.
+    token = models.ForeignKey(
+        "ApiToken", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         indexes = [
@@ -281,6 +291,13 @@ class Event(models.Model):
     )
     snapshot = models.JSONField(default=dict, blank=True)
     detail = models.JSONField(default=dict, blank=True)
+    # The agent token the act came through (None: the owner, sleep, an importer).
+    token = models.ForeignKey(
+        "ApiToken", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # The hash chain (memory/chain.py): sha256 of this event's canonical content and the previous
+    # event's chain_hash. Nullable only so the column can be added in place; every row has one.
+    chain_hash = models.CharField(max_length=64, null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -307,6 +324,25 @@ class Event(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.node_id}"
+
+
+class ChainCheckpoint(models.Model):
+    """How far the hash chain was last verified: event id and its chain hash at that moment.
+
+    Incremental verification starts here (after checking this event still has this hash); a
+    full verification starts from the first event. Append-only, like the log it vouches for.
+    """
+
+    event_id = models.BigIntegerField()
+    chain_hash = models.CharField(max_length=64)
+    verified_at = models.DateTimeField(default=timezone.now)
+    full = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"chain verified through event {self.event_id}"
 
 
 class Ticket(models.Model):

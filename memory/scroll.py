@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from memory.clocks import parse_instant
 from memory.errors import Invalid, NotFound, TooLarge
-from memory.models import EdgeKind, Jurisdiction, Kind, Node
+from memory.models import ApiToken, EdgeKind, Jurisdiction, Kind, Node
 from memory.write import ScrollPointer, WriteResult, scrub, write_node
 
 READ_LIMIT = 8192
@@ -130,8 +130,10 @@ def commit_turn(
     domain: str = "personal",
     referent_time: str | datetime | None = None,
     holder: str | None = None,
+    token: ApiToken | None = None,
 ) -> WriteResult:
-    """Append a turn to the conversation's scroll, then write its pair node.
+    """Append a turn to the conversation's scroll, then write its pair node (recording the
+    agent `token` it came through, if any).
 
     The pair points into the scroll (path, offset, record hash), responds_to the previous pair
     of the conversation, and cites every wild node `holder` read since their last pair.
@@ -187,6 +189,7 @@ def commit_turn(
             referent_time=referent,
             metadata={"conversation": conversation, "seq": record["seq"]},
             scroll=ScrollPointer(path=name, offset=offset, hash=record["sha256"]),
+            token=token,
         )
         if holder:
             consume_cites(holder=holder, pair=result.node)
@@ -271,7 +274,19 @@ def verify_scroll(conversation: str) -> dict[str, Any]:
     Streams the file line by line (the check reads it all, but hands nothing out). Returns
     {"conversation", "records", "ok", "problems": [...]}.
     """
-    path, _ = _size(conversation)
+    _size(conversation)
+    return {"conversation": conversation, **verify_scroll_file(scroll_name(conversation))}
+
+
+def verify_scroll_file(name: str) -> dict[str, Any]:
+    """verify_scroll for the scroll a pair points at (its stored scroll_path, relative to the
+    scroll directory): {"records", "ok", "problems"}. A missing file is a problem, not an error."""
+    base = scroll_dir().resolve()
+    path = (base / name).resolve()
+    if not path.is_relative_to(base):
+        return {"records": 0, "ok": False, "problems": ["the pointer leaves the scroll directory"]}
+    if not path.is_file():
+        return {"records": 0, "ok": False, "problems": ["the scroll file is missing"]}
     problems: list[str] = []
     count = 0
     expected = 1
@@ -292,7 +307,7 @@ def verify_scroll(conversation: str) -> dict[str, Any]:
             if record.get("seq") != expected:
                 problems.append(f"offset {here}: seq {record.get('seq')}, expected {expected}")
             expected = (record.get("seq") or expected) + 1
-    pairs = Node.objects.filter(kind=Kind.PAIR, scroll_path=scroll_name(conversation))
+    pairs = Node.objects.filter(kind=Kind.PAIR, scroll_path=name)
     for pair_id, pair_offset, pair_hash in pairs.values_list("pk", "scroll_offset", "scroll_hash"):
         if pair_offset is None:  # the constraint memory_node_pair_has_scroll_pointer forbids it
             problems.append(f"pair {pair_id} has no scroll offset")
@@ -306,9 +321,4 @@ def verify_scroll(conversation: str) -> dict[str, Any]:
             matches = False
         if not matches:
             problems.append(f"pair {pair_id} points at offset {pair_offset}, which does not match")
-    return {
-        "conversation": conversation,
-        "records": count,
-        "ok": not problems,
-        "problems": problems,
-    }
+    return {"records": count, "ok": not problems, "problems": problems}

@@ -4,8 +4,8 @@ A caller names its domains (None: every domain, the owner), a scope (home, wild 
 instant (as_of; None: now). From these:
 - a node outside the domains, or outside the scope, does not exist for the caller;
 - liveness is judged now from the decayed flag, or as of T from the latest lifecycle event;
-- sealed and rejected words are never shown, now or as of any past instant, and a node sealed now
-  stays hidden from every past view; superseded nodes only where the caller asks for them.
+- sealed and rejected words are never shown, now or as of any past instant, and a node sealed or
+  rejected now stays hidden from every past view; superseded nodes only where the caller asks.
 recall, read, walk, authority, the graph, the agents' door and the dashboard all ask here.
 """
 
@@ -139,7 +139,8 @@ def lawful_trust(
     node_ids: Iterable[int], *, as_of: datetime | None, include_superseded: bool
 ) -> dict[int, str]:
     """Trust (as of `as_of`) of the nodes a reader may be shown: never sealed or rejected, and
-    never a node sealed now (a seal hides it from every read, past views included)."""
+    never a node sealed or rejected now (as-of changes the graph's shape, never the visibility
+    of content: a seal or a rejection hides the words from every past view too)."""
     ids = list(dict.fromkeys(node_ids))
     # Most nodes were never reviewed: one indexed probe finds the few with authority events,
     # and only those pay for trust_map's derivation.
@@ -149,9 +150,28 @@ def lawful_trust(
     if as_of is not None:
         now = dict.fromkeys(ids, Trust.UNREVIEWED.value)
         now.update(trust_map(judged))
-        trusts = {i: t for i, t in trusts.items() if now[i] != Trust.SEALED.value}
+        trusts = {i: t for i, t in trusts.items() if now[i] not in HIDDEN_TRUST}
     hidden = HIDDEN_TRUST if include_superseded else HIDDEN_TRUST | {Trust.SUPERSEDED.value}
     return {i: t for i, t in trusts.items() if t not in hidden}
+
+
+def lawful(ids: Iterable[int], vis: Visibility) -> dict[int, str]:
+    """id -> trust for the ids a caller under `vis` may be shown: in its domains and scope,
+    created by as_of, live (at as_of), neither sealed nor rejected (now or then). Superseded
+    ones are included, for the caller to label. Used by walk routes and authority origins."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return {}
+    where, params = vis.sql("n")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT n.id FROM memory_node n WHERE n.id IN ({','.join(['%s'] * len(ids))}) "
+            f"AND {where}",
+            [*ids, *params],
+        )
+        inside = [row[0] for row in cursor.fetchall()]
+    alive = live_at(inside, as_of=vis.as_of)
+    return lawful_trust(alive, as_of=vis.as_of, include_superseded=True)
 
 
 def node_in_domains(node_id: Any, *, domains: Iterable[str] | None = None) -> Node:

@@ -33,7 +33,7 @@ from memory.errors import Forbidden, Invalid
 from memory.models import Edge, EdgeKind, Node, Ticket
 from memory.read import read, visible_node
 from memory.recall import packet, preview_rows
-from memory.visibility import Visibility, db_time, lawful_trust, live_at
+from memory.visibility import Visibility, db_time, lawful
 
 DIRECTIONS = ("in", "out", "next", "prev")
 MAX_ROUTES = 50
@@ -167,20 +167,8 @@ def _thread_siblings(node: Node, vis: Visibility) -> list[tuple[str, int]]:
 
 
 def _lawful(ids: Iterable[int], vis: Visibility) -> dict[int, str]:
-    """id -> trust for the ids the ticket's walker may see."""
-    ids = list(dict.fromkeys(ids))
-    if not ids:
-        return {}
-    where, params = vis.sql("n")
-    marks = ",".join(["%s"] * len(ids))
-    # Raw: the visibility rule exists as SQL (vis.sql, shared with recall's FTS5 query) only.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT n.id FROM memory_node n WHERE n.id IN ({marks}) AND {where}", [*ids, *params]
-        )
-        inside = [row[0] for row in cursor.fetchall()]
-    alive = live_at(inside, as_of=vis.as_of)
-    return lawful_trust(alive, as_of=vis.as_of, include_superseded=True)
+    """id -> trust for the ids the ticket's walker may see (memory/visibility.py decides)."""
+    return lawful(ids, vis)
 
 
 def routes_from(node: Node, vis: Visibility) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """The write path: the one function every write goes through (API, importers, dashboard, demo).
 
-scrub -> validate -> content_key lookup (claim kinds only) -> insert node, edges (the FTS row is
-written by the database's own trigger) in one transaction.
+_validate (scrub and check) -> _tombstone and _known (the content-key lookup, claim kinds only,
+within domain, jurisdiction and kind) -> _insert (node, edges, its `arrived` event; the FTS row is
+written by the database's own trigger), all in one transaction.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -24,6 +25,7 @@ from memory.clocks import parse_instant
 from memory.errors import Conflict, Invalid, TooLarge
 from memory.models import (
     OCCURRENCE_KINDS,
+    ApiToken,
     Edge,
     EdgeKind,
     Event,
@@ -31,7 +33,9 @@ from memory.models import (
     Jurisdiction,
     Kind,
     Node,
+    Trust,
 )
+from memory.trust import trust_map
 
 # Transport scaffolding: model reasoning and system blocks, chat-template tokens. Never the claim.
 _SCAFFOLD_BLOCKS = re.compile(
@@ -62,8 +66,13 @@ def body_hash_of(body: str) -> str:
 
 
 def content_key_of(body: str) -> str:
-    """The tombstone key: sha256 of NFKC, casefolded, whitespace-folded text."""
-    folded = _WS.sub(" ", unicodedata.normalize("NFKC", body).casefold()).strip()
+    """The tombstone key: sha256 of NFKC, casefolded, whitespace-folded text without format
+    characters (Unicode Cf: zero-width, bidi controls, tags, soft hyphen), so an invisible
+    character cannot slip rejected words past their tombstone."""
+    visible = "".join(
+        ch for ch in unicodedata.normalize("NFKC", body) if unicodedata.category(ch) != "Cf"
+    )
+    folded = _WS.sub(" ", visible.casefold()).strip()
     return hashlib.sha256(folded.encode("utf-8")).hexdigest()
 
 
@@ -110,37 +119,54 @@ def _parse_origins(origins: Iterable[Mapping[str, Any]] | None) -> list[tuple[in
 
 
 def _link(node: Node, origins: list[tuple[int, str]], *, actor: str) -> None:
+    """The edges of a node this caller is writing now (never of a node someone else wrote)."""
     for origin_id, relation in origins:
-        if origin_id == node.pk:
-            continue  # a re-arrival that names itself adds no self-loop
         Edge.objects.get_or_create(
             from_node=node, to_node_id=origin_id, kind=relation, defaults={"created_by": actor}
         )
 
 
-def write_node(
-    *,
-    body: str,
-    kind: str,
-    jurisdiction: str,
-    signature: str,
-    origins: Iterable[Mapping[str, Any]] | None = None,
-    source: str = "",
-    domain: str = "personal",
-    referent_time: str | datetime | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    scroll: ScrollPointer | None = None,
-    actor: str | None = None,
-    created_at: datetime | None = None,
-) -> WriteResult:
-    """Write one node through scrub, validation and the tombstone/revival/duplicate lookup.
+@dataclass(frozen=True)
+class _Request:
+    """A validated write: everything the lookup and the insert need, checked once."""
 
-    Reads the store clock only to stamp created_at (overridable for importers and the demo).
-    Refuses (Invalid) unknown kinds, jurisdictions or edge kinds, blank signatures, empty or
-    oversized bodies, naive or unparseable referent_time, a non-pair without origins, a pair
-    without a scroll pointer, unknown origins; refuses (Conflict) content the owner rejected.
-    Nothing is stored when anything is refused.
-    """
+    body: str
+    key: str
+    kind: str
+    jurisdiction: str
+    domain: str
+    signature: str
+    source: str
+    metadata: dict[str, Any]
+    referent: datetime | None
+    created_at: datetime | None
+    scroll: ScrollPointer | None
+    links: list[tuple[int, str]]
+    actor: str
+    token: ApiToken | None
+
+    def writer(self) -> dict[str, Any]:
+        """Who wrote it, as events record it: the signature claimed and the token used."""
+        return {"signature": self.signature, "token": self.token.name if self.token else None}
+
+
+def _validate(
+    *,
+    body: Any,
+    kind: Any,
+    jurisdiction: Any,
+    signature: Any,
+    origins: Iterable[Mapping[str, Any]] | None,
+    source: Any,
+    domain: Any,
+    referent_time: str | datetime | None,
+    metadata: Mapping[str, Any] | None,
+    scroll: ScrollPointer | None,
+    actor: str | None,
+    created_at: datetime | None,
+    token: ApiToken | None,
+) -> _Request:
+    """Scrub and check one write; refuses (Invalid, TooLarge) before anything is read or stored."""
     if not isinstance(body, str) or not isinstance(source, str):
         raise Invalid("body and source must be text", code="bad_body")
     if len(body) > settings.GROVE_MAX_BODY_CHARS:
@@ -167,119 +193,201 @@ def write_node(
     clean = scrub(body)
     if not clean:
         raise Invalid("body is empty once transport scaffolding is removed", code="empty_body")
-    actor = actor or signature
-    key = content_key_of(clean)
-
-    refused_by: int | None = None
-    with transaction.atomic():
-        origin_ids = {origin_id for origin_id, _ in links}
-        found = set(Node.objects.filter(pk__in=origin_ids).values_list("pk", flat=True))
-        if missing := sorted(origin_ids - found):
-            raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
-
-        if kind not in OCCURRENCE_KINDS:
-            same = Node.objects.filter(content_key=key, domain=domain).exclude(
-                kind__in=OCCURRENCE_KINDS
-            )
-            rejected = (
-                Event.objects.filter(kind=EventKind.REJECTED, node__in=same)
-                .order_by("-at")
-                .values_list("node_id", flat=True)
-                .first()
-            )
-            if rejected:
-                # The refusal is recorded on the predecessor after this (empty) transaction ends.
-                refused_by = rejected
-            elif live := same.filter(decayed_at__isnull=True).order_by("id").first():
-                _link(live, links, actor=actor)
-                return WriteResult(live, "duplicate")
-            elif decayed := same.filter(decayed_at__isnull=False).order_by("-id").first():
-                now = timezone.now()
-                Node.objects.filter(pk=decayed.pk).update(
-                    decayed_at=None, access_count=F("access_count") + 1, last_accessed_at=now
-                )
-                audit.record(
-                    EventKind.REVIVED,
-                    node=decayed,
-                    actor=actor,
-                    reason="rearrival",
-                    detail={"signature": signature},
-                )
-                _link(decayed, links, actor=actor)
-                decayed.refresh_from_db()
-                return WriteResult(decayed, "revived")
-
-        if refused_by is None:
-            node = _insert(
-                clean,
-                key,
-                kind=kind,
-                jurisdiction=jurisdiction,
-                domain=domain,
-                signature=signature,
-                source=source,
-                metadata=metadata,
-                referent=referent,
-                created_at=created_at,
-                scroll=scroll,
-                links=links,
-                actor=actor,
-            )
-    if refused_by is not None:
-        with transaction.atomic():
-            audit.record(
-                EventKind.REARRIVAL_REFUSED,
-                node=refused_by,
-                actor=actor,
-                reason="tombstoned",
-                detail={"body_hash": body_hash_of(clean), "signature": signature},
-            )
-        raise Conflict(
-            f"this content was rejected by the owner (node {refused_by}); it cannot arrive again",
-            code="tombstoned",
-        )
-    return WriteResult(node, "created")
-
-
-def _insert(
-    clean: str,
-    key: str,
-    *,
-    kind: str,
-    jurisdiction: str,
-    domain: str,
-    signature: str,
-    source: str,
-    metadata: Mapping[str, Any] | None,
-    referent: datetime | None,
-    created_at: datetime | None,
-    scroll: ScrollPointer | None,
-    links: list[tuple[int, str]],
-    actor: str,
-) -> Node:
-    node = Node(
+    return _Request(
         body=clean,
-        body_hash=body_hash_of(clean),
-        content_key=key,
-        jurisdiction=jurisdiction,
+        key=content_key_of(clean),
         kind=kind,
+        jurisdiction=jurisdiction,
         domain=domain,
         signature=signature.strip(),
         source=source or "",
         metadata=dict(metadata or {}),
-        referent_time=referent,
-        created_at=created_at or timezone.now(),
+        referent=referent,
+        created_at=created_at,
+        scroll=scroll,
+        links=links,
+        actor=actor or signature,
+        token=token,
     )
-    if scroll is not None:
-        node.scroll_path, node.scroll_offset, node.scroll_hash = (
-            scroll.path,
-            scroll.offset,
-            scroll.hash,
+
+
+def write_node(
+    *,
+    body: str,
+    kind: str,
+    jurisdiction: str,
+    signature: str,
+    origins: Iterable[Mapping[str, Any]] | None = None,
+    source: str = "",
+    domain: str = "personal",
+    referent_time: str | datetime | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    scroll: ScrollPointer | None = None,
+    actor: str | None = None,
+    created_at: datetime | None = None,
+    token: ApiToken | None = None,
+) -> WriteResult:
+    """Write one node through scrub, validation and the tombstone/revival/duplicate lookup.
+
+    Reads the store clock only to stamp created_at (overridable for importers and the demo).
+    Refuses (Invalid) unknown kinds, jurisdictions or edge kinds, blank signatures, empty or
+    oversized bodies, naive or unparseable referent_time, a non-pair without origins, a pair
+    without a scroll pointer, unknown origins; refuses (Conflict) content the owner rejected.
+    Nothing is stored when anything is refused (but the refusal's own event). `token` is the
+    agent token the write came through: the node and its events record it.
+    """
+    request = _validate(
+        body=body,
+        kind=kind,
+        jurisdiction=jurisdiction,
+        signature=signature,
+        origins=origins,
+        source=source,
+        domain=domain,
+        referent_time=referent_time,
+        metadata=metadata,
+        scroll=scroll,
+        actor=actor,
+        created_at=created_at,
+        token=token,
+    )
+    claim = request.kind not in OCCURRENCE_KINDS  # occurrences are never merged or refused
+    with transaction.atomic():
+        origin_ids = {origin_id for origin_id, _ in request.links}
+        found = set(Node.objects.filter(pk__in=origin_ids).values_list("pk", flat=True))
+        if missing := sorted(origin_ids - found):
+            raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
+        refused_by = _tombstone(request) if claim else None
+        if refused_by is None:
+            if claim and (known := _known(request)) is not None:
+                return known
+            return WriteResult(_insert(request), "created")
+    _refuse(request, refused_by)
+
+
+def _refuse(request: _Request, refused_by: int) -> NoReturn:
+    """Record the refusal on the rejected predecessor (its own transaction: the lookup stored
+    nothing) and raise the tombstone's Conflict."""
+    with transaction.atomic():
+        audit.record(
+            EventKind.REARRIVAL_REFUSED,
+            node=refused_by,
+            actor=request.actor,
+            reason="tombstoned",
+            detail={"body_hash": body_hash_of(request.body), **request.writer()},
+            token=request.token,
         )
+    # No node id: the answer must not tell whether the rejected node is also sealed.
+    raise Conflict(
+        "this content was rejected by the owner; it cannot arrive again", code="tombstoned"
+    )
+
+
+def _tombstone(request: _Request) -> int | None:
+    """The rejected node whose content key this write carries, in its domain (any jurisdiction
+    or kind: the owner rejected the words), else None."""
+    same = Node.objects.filter(content_key=request.key, domain=request.domain).exclude(
+        kind__in=OCCURRENCE_KINDS
+    )
+    return (
+        Event.objects.filter(kind=EventKind.REJECTED, node__in=same)
+        .order_by("-at")
+        .values_list("node_id", flat=True)
+        .first()
+    )
+
+
+def _known(request: _Request) -> WriteResult | None:
+    """The existing node this write is, if any: same content key, domain, jurisdiction and kind,
+    and not sealed (sealed content answers as unseen content would: a fresh node). A live one is
+    returned; a decayed one is revived. Either way the new origins are recorded on an event,
+    never as edges (the caller did not write that node)."""
+    same = Node.objects.filter(
+        content_key=request.key,
+        domain=request.domain,
+        jurisdiction=request.jurisdiction,
+        kind=request.kind,
+    )
+    candidates = list(same.order_by("id").values_list("pk", "decayed_at"))
+    trusts = trust_map([pk for pk, _ in candidates])
+    unsealed = [(pk, decayed) for pk, decayed in candidates if trusts[pk] != Trust.SEALED]
+    live = next((pk for pk, decayed in unsealed if decayed is None), None)
+    if live is not None:
+        node = Node.objects.get(pk=live)
+        if new := _new_origins(node, request.links):
+            audit.record(
+                EventKind.REARRIVED,
+                node=node,
+                actor=request.actor,
+                reason="duplicate",
+                detail={**request.writer(), "origins": new},
+                token=request.token,
+            )
+        return WriteResult(node, "duplicate")
+    if not unsealed:
+        return None
+    decayed = Node.objects.get(pk=unsealed[-1][0])
+    Node.objects.filter(pk=decayed.pk).update(
+        decayed_at=None, access_count=F("access_count") + 1, last_accessed_at=timezone.now()
+    )
+    audit.record(
+        EventKind.REVIVED,
+        node=decayed,
+        actor=request.actor,
+        reason="rearrival",
+        detail={**request.writer(), "origins": _new_origins(decayed, request.links)},
+        token=request.token,
+    )
+    decayed.refresh_from_db()
+    return WriteResult(decayed, "revived")
+
+
+def _new_origins(node: Node, links: list[tuple[int, str]]) -> list[list[Any]]:
+    """The (id, relation) origins this write names that the node does not already have."""
+    have = set(Edge.objects.filter(from_node=node).values_list("to_node_id", "kind"))
+    return [
+        [pk, rel] for pk, rel in dict.fromkeys(links) if (pk, rel) not in have and pk != node.pk
+    ]
+
+
+def _insert(request: _Request) -> Node:
+    """Insert the node, its edges and its arrival event (its link in the hash chain)."""
+    node = Node(
+        body=request.body,
+        body_hash=body_hash_of(request.body),
+        content_key=request.key,
+        jurisdiction=request.jurisdiction,
+        kind=request.kind,
+        domain=request.domain,
+        signature=request.signature,
+        source=request.source,
+        metadata=request.metadata,
+        referent_time=request.referent,
+        created_at=request.created_at or timezone.now(),
+        token=request.token,
+    )
+    if request.scroll is not None:
+        node.scroll_path = request.scroll.path
+        node.scroll_offset = request.scroll.offset
+        node.scroll_hash = request.scroll.hash
     try:
         with transaction.atomic():
             node.save(force_insert=True)
-            _link(node, links, actor=actor)
+            _link(node, request.links, actor=request.actor)
+            audit.record(
+                EventKind.ARRIVED,
+                node=node,
+                actor=request.actor,
+                at=node.created_at,  # arrival is the store clock (an importer may back-date it)
+                detail={
+                    "body_hash": node.body_hash,
+                    "content_key": node.content_key,
+                    "origins": [list(link) for link in request.links],
+                    **request.writer(),
+                },
+                token=request.token,
+                snap=audit.node_snapshot(node),
+            )
     except IntegrityError as exc:
         raise Invalid(f"refused by the database: {exc}", code="constraint") from exc
     return node

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 
 from memory import audit
 from memory.errors import Conflict, Forbidden, GroveError, Invalid, NotFound, TooLarge
-from memory.models import EventKind, Kind, Node, Trust
+from memory.models import ApiToken, EventKind, Kind, Node, Trust
 from memory.trust import trust_of
 from memory.visibility import node_in_domains
 from memory.write import body_hash_of, scrub, write_node
@@ -113,8 +113,16 @@ def _check(refusal: GroveError | None) -> None:
         raise refusal
 
 
-def propose(node_id: int, *, actor: str, reason: str = "", domains: list[str] | None = None):
-    """Propose a node for rooting (agents may). Reads no clock but the store clock for the event.
+def propose(
+    node_id: int,
+    *,
+    actor: str,
+    reason: str = "",
+    domains: list[str] | None = None,
+    token: ApiToken | None = None,
+):
+    """Propose a node for rooting (agents may; `token` is the agent token it came through).
+    Reads no clock but the store clock for the event.
 
     Refuses (NotFound) unknown, out-of-domain or sealed nodes (sealed is invisible, even by id);
     (Conflict) decayed nodes and nodes already proposed, ground, superseded or rejected.
@@ -137,6 +145,7 @@ def propose(node_id: int, *, actor: str, reason: str = "", domains: list[str] | 
             actor=actor.strip(),
             reason=label,
             detail={"body_hash": node.body_hash, **extra},
+            token=token,
         )
 
 

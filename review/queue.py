@@ -6,6 +6,7 @@ order the queue oldest proposal first. Nothing here writes; the acts live in rev
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from memory.models import Event, EventKind, Node, Trust
@@ -111,14 +112,22 @@ def decided_row(node: Node, *, state: str) -> dict:
     }
 
 
-# Characters that change how text looks without being seen (direction overrides and isolates,
-# zero-width characters): the owner adopts exact words, so they must know these are there.
-_HIDDEN_MARKS = frozenset(
-    "\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
-    "\u2060\u2066\u2067\u2068\u2069\ufeff"
-)
+# Characters that change how text looks without being seen: every format character (Unicode
+# Cf: zero-width and direction controls, the soft hyphen, the Tag block U+E0000-E007F) plus
+# invisible letters and selectors outside Cf. The owner adopts exact words: they must know.
+_INVISIBLE_NOT_CF = frozenset("\u034f\u115f\u1160\u3164\uffa0")
+
+
+def _hidden(ch: str) -> bool:
+    code = ord(ch)
+    return (
+        unicodedata.category(ch) == "Cf"
+        or ch in _INVISIBLE_NOT_CF
+        or 0xFE00 <= code <= 0xFE0F  # variation selectors
+        or 0xE0000 <= code <= 0xE01EF  # tags and supplementary variation selectors
+    )
 
 
 def hidden_marks(text: str) -> list[str]:
     """The invisible or direction-control characters in `text`, as sorted "U+XXXX" labels."""
-    return sorted({f"U+{ord(ch):04X}" for ch in text if ch in _HIDDEN_MARKS})
+    return sorted({f"U+{ord(ch):04X}" for ch in text if _hidden(ch)})

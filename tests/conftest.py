@@ -23,6 +23,13 @@ def pytest_configure(config) -> None:
     settings.GROVE_ALLOW_FLUSH = True
 
 
+@pytest.fixture(autouse=True)
+def chain_anchor(tmp_path, settings) -> Path:
+    """Each test anchors its chain checkpoints in a file of its own (memory/chain.py)."""
+    settings.GROVE_CHAIN_ANCHOR = tmp_path / "chain-anchor.jsonl"
+    return settings.GROVE_CHAIN_ANCHOR
+
+
 @pytest.fixture
 def root_note(db) -> Node:
     """A journal entry to hang origins on (journal needs an origin too, so it cites a scroll-less
@@ -163,7 +170,11 @@ def qcluster(transactional_db, tmp_path):
     import subprocess
     import sys
 
-    env = {**os.environ, "GROVE_DB_PATH": connection.settings_dict["NAME"]}
+    env = {
+        **os.environ,
+        "GROVE_DB_PATH": connection.settings_dict["NAME"],
+        "GROVE_CHAIN_ANCHOR": str(tmp_path / "chain-anchor.jsonl"),  # the test's own anchor
+    }
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
     worker = subprocess.Popen(
         [sys.executable, "manage.py", "qcluster"],

@@ -179,7 +179,7 @@ def test_restore_brings_a_node_back_with_its_event(lone):
     node = restore(node.pk, actor="owner")
     assert node.decayed_at is None
     kinds = list(Event.objects.filter(node=node).order_by("id").values_list("kind", "reason"))
-    assert kinds == [("decayed", "owner_let_go"), ("restored", "owner_restore")]
+    assert kinds == [("arrived", ""), ("decayed", "owner_let_go"), ("restored", "owner_restore")]
 
 
 def test_restore_refuses_a_live_node(lone):
@@ -201,7 +201,7 @@ def test_rearrival_revives_the_same_node_with_its_trail(lone):
     assert again.status == "revived" and again.node.pk == node.pk
     assert again.node.decayed_at is None
     trail = list(Event.objects.filter(node=node).order_by("id").values_list("kind", flat=True))
-    assert trail == ["decayed", "revived"]
+    assert trail == ["arrived", "decayed", "revived"]
 
 
 def test_pending_decays_lists_now_and_soon_with_why(lone):

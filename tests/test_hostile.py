@@ -179,7 +179,7 @@ def test_an_agent_cannot_perform_the_owners_acts(make_note):
     ):
         with pytest.raises(Forbidden):
             act()
-    assert not Event.objects.filter(node=node).exists()
+    assert not Event.objects.filter(node=node).exclude(kind="arrived").exists()
 
 
 # --- root refusals -------------------------------------------------------------------------

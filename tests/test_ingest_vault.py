@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from memory.importers.markdown import ingest, sections, wikilinks
-from memory.models import Edge, Node
+from memory.models import Edge, Event, Node
 from review.ceremony import reject
 
 A = """# Garden
@@ -100,7 +100,10 @@ def test_a_changed_file_adds_exactly_its_changed_sections(db, vault):
     new_import = added.get(kind="import")
     assert new_import.metadata["previous_import"] == old_import.pk
     unchanged = Node.objects.get(body__startswith="# Garden")
-    assert Edge.objects.filter(from_node=unchanged, to_node=new_import).exists()
+    # Re-arrival is recorded as an event, never as an edge onto a node already written.
+    assert not Edge.objects.filter(from_node=unchanged, to_node=new_import).exists()
+    rearrived = Event.objects.get(node=unchanged, kind="rearrived")
+    assert rearrived.detail["origins"] == [[new_import.pk, "derived_from"]]
 
 
 def test_a_rejected_section_stays_out_and_the_rest_comes_in(db, vault):

@@ -131,7 +131,7 @@ def test_it_refuses_a_duplicate_edge(note, root_note):
         "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, created_by) "
         "VALUES (%s, %s, 'derived_from', 1, '2026-01-01', 'x')",
         (note.pk, root_note.pk),
-        "UNIQUE",
+        "memory_edge_no_replace",
     )
 
 
@@ -200,7 +200,7 @@ def test_it_allows_only_one_rooted_event_per_node(note):
         "('2026-01-01', 'rooted', %s, 'owner', '', '{}', %s)"
     )
     raw(sql, (note.pk, detail))
-    refused(sql, (note.pk, detail), "UNIQUE")
+    refused(sql, (note.pk, detail), "second_verdict")
 
 
 def test_it_allows_only_one_superseded_event_per_node(note):
@@ -209,7 +209,7 @@ def test_it_allows_only_one_superseded_event_per_node(note):
         "('2026-01-01', 'superseded', %s, 'owner', '', '{}', '{}')"
     )
     raw(sql, (note.pk,))
-    refused(sql, (note.pk,), "UNIQUE")
+    refused(sql, (note.pk,), "second_verdict")
 
 
 def test_it_refuses_an_unknown_event_kind(note):

@@ -164,6 +164,7 @@ def test_it_revives_decayed_content_instead_of_creating_a_node(make_note, root_n
     assert result.node.decayed_at is None
     assert result.node.access_count == 1
     assert list(Event.objects.filter(node=node).order_by("id").values_list("kind", flat=True)) == [
+        "arrived",
         "decayed",
         "revived",
     ]

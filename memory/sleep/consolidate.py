@@ -190,6 +190,13 @@ def _merge(keeper: int, losers: list[int]) -> list[int]:
             merged = sorted(row[0] for row in cursor.fetchall())
         if not merged:
             return []
+        # A loser revived and merged again already has its edge; the database refuses a second
+        # one outright (even INSERT OR IGNORE: migration 0005), so skip it here.
+        linked = set(
+            Edge.objects.filter(
+                from_node_id__in=merged, to_node_id=keeper, kind=EdgeKind.CONSOLIDATED_INTO
+            ).values_list("from_node_id", flat=True)
+        )
         Edge.objects.bulk_create(
             [
                 Edge(
@@ -199,8 +206,8 @@ def _merge(keeper: int, losers: list[int]) -> list[int]:
                     created_by=ACTOR,
                 )
                 for loser in merged
-            ],
-            ignore_conflicts=True,
+                if loser not in linked
+            ]
         )
         audit.record_many(
             EventKind.DECAYED,

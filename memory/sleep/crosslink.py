@@ -3,7 +3,8 @@
 Which nodes are new: those with an id above the high-water mark the last cross-link recorded
 (SleepRun.steps["crosslink"]["through_id"], per embedding model). Ids only grow, so a node an
 importer back-dates on the store clock is still seen; a re-run after a crash redoes at most one
-block, and the unique (from, to, kind) constraint plus ignore_conflicts makes that harmless.
+block, harmless because edges that exist are filtered out first (the database refuses a second
+(from, to, kind) edge outright, INSERT OR IGNORE included: migration 0005).
 
 Direction: always newer -> older (to_node_id < from_node_id). A pair is therefore linked at most
 once, never a->b and b->a, and an incremental run only multiplies the new rows by the old ones.
