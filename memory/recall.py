@@ -27,6 +27,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from threadpoolctl import ThreadpoolController
 
+from memory import fts_pg
 from memory.clocks import recency_weight
 from memory.embed import get_embedder
 from memory.errors import Invalid
@@ -159,13 +160,15 @@ def vector_matrix() -> _Matrix:
                 # Ids are assigned in order, so this bounds the new rows: one allocation, and
                 # rows stream in chunks instead of holding every blob in Python at once.
                 _reserve(cache, cache.n + newest - last_id)
+                # CROSS JOIN and unary + keep SQLite on the vector id range (new rows only),
+                # not a scan of every node or of the model index; PostgreSQL's planner needs
+                # no hint (and has no unary + on text).
+                pg = connection.vendor == "postgresql"
                 cursor.execute(
                     "SELECT v.id, v.node_id, v.created_at, v.data, n.domain, n.jurisdiction, "
-                    "n.created_at FROM memory_vector v CROSS JOIN memory_node n "
-                    "ON n.id = v.node_id "
-                    # CROSS JOIN and unary + keep SQLite on the vector id range (new rows only),
-                    # not a scan of every node or of the model index.
-                    "WHERE +v.model = %s AND +v.dim = %s AND v.id > %s ORDER BY v.id",
+                    f"n.created_at FROM memory_vector v {'' if pg else 'CROSS '}JOIN memory_node "
+                    f"n ON n.id = v.node_id WHERE {'' if pg else '+'}v.model = %s AND "
+                    f"{'' if pg else '+'}v.dim = %s AND v.id > %s ORDER BY v.id",
                     [embedder.name, embedder.dim, last_id],
                 )
                 while rows := cursor.fetchmany(5000):
@@ -271,12 +274,15 @@ def _document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
                 continue
             # Counting stops past the threshold: only "is it common?" matters, and a common
             # term's full posting list is exactly what this avoids reading.
-            cursor.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM memory_node_fts WHERE memory_node_fts "
-                "MATCH %s LIMIT %s)",
-                [match_expression([term]), _common_threshold(total) + 1],
-            )
-            found[term] = cursor.fetchone()[0]
+            if connection.vendor == "postgresql":
+                found[term] = fts_pg.document_count(term, cap=_common_threshold(total) + 1)
+            else:
+                cursor.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memory_node_fts WHERE memory_node_fts "
+                    "MATCH %s LIMIT %s)",
+                    [match_expression([term]), _common_threshold(total) + 1],
+                )
+                found[term] = cursor.fetchone()[0]
             _df_cache[(db, term)] = (found[term], total)
     return found, total
 
@@ -300,6 +306,8 @@ def _fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple
     if not terms:
         return []
     where, params = vis.sql("n")
+    if connection.vendor == "postgresql":
+        return fts_pg.candidates(terms, where, params, k)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f "

@@ -57,7 +57,7 @@ class Visibility:
         params: list[Any] = []
         if self.domains is not None:
             if not self.domains:
-                clauses.append("0")
+                clauses.append("FALSE")
             else:
                 clauses.append(f"{alias}.domain IN ({','.join(['%s'] * len(self.domains))})")
                 params.extend(self.domains)
@@ -69,7 +69,7 @@ class Visibility:
         else:
             clauses.append(f"{alias}.created_at <= %s")
             params.append(db_time(self.as_of))
-        return " AND ".join(clauses) or "1", params
+        return " AND ".join(clauses) or "TRUE", params
 
 
 def db_time(value: datetime) -> str:

@@ -48,6 +48,19 @@ NO_DELETE = [
     "memory_chaincheckpoint",
 ]
 NO_UPDATE = ["memory_event", "memory_recalllog", "memory_chaincheckpoint"]
+# The SQLite triggers' messages, so a refusal reads the same on both engines.
+DELETE_MESSAGE = {
+    "memory_node": "memory_node_no_delete: nodes are flagged, never deleted",
+    "memory_edge": "memory_edge_no_delete: edges are never deleted",
+    "memory_event": "memory_event_append_only: events are never deleted",
+    "memory_recalllog": "memory_recalllog_append_only: recall logs are never deleted",
+    "memory_chaincheckpoint": ("memory_chaincheckpoint_append_only: checkpoints are never deleted"),
+}
+UPDATE_MESSAGE = {
+    "memory_event": "memory_event_append_only: events are never updated",
+    "memory_recalllog": "memory_recalllog_append_only: recall logs are never updated",
+    "memory_chaincheckpoint": ("memory_chaincheckpoint_append_only: checkpoints are never changed"),
+}
 
 
 def _changed(columns: list[str]) -> str:
@@ -55,8 +68,9 @@ def _changed(columns: list[str]) -> str:
 
 
 def _refuse(name: str, table: str, when: str, message: str, event: str = "UPDATE") -> str:
+    """A row trigger refusing with `message` (which starts with the SQLite trigger's name)."""
     when_sql = f"WHEN ({when})" if when else ""
-    text = f"{name}: {message}".replace("'", "''")
+    text = message.replace("'", "''")
     return (
         f"CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW {when_sql} "
         f"EXECUTE FUNCTION grove_refuse('{text}')"
@@ -82,6 +96,27 @@ FUNCTIONS = [
     END $$
     """,
     """
+    CREATE OR REPLACE FUNCTION grove_edge_once() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF EXISTS (SELECT 1 FROM memory_edge WHERE from_node_id = NEW.from_node_id
+                   AND to_node_id = NEW.to_node_id AND kind = NEW.kind) THEN
+            RAISE EXCEPTION 'memory_edge_no_replace: an edge (from, to, kind) exists once and '
+                            'is never replaced' USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        RETURN NEW;
+    END $$
+    """,
+    """
+    CREATE OR REPLACE FUNCTION grove_one_verdict() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF EXISTS (SELECT 1 FROM memory_event WHERE node_id = NEW.node_id AND kind = NEW.kind) THEN
+            RAISE EXCEPTION 'memory_event_no_second_verdict: one rooted and one superseded '
+                            'event per node' USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        RETURN NEW;
+    END $$
+    """,
+    """
     CREATE OR REPLACE FUNCTION grove_rooted_hash_matches() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF (NEW.detail ->> 'body_hash') IS DISTINCT FROM
@@ -101,32 +136,39 @@ TRIGGERS = [
         "memory_node_immutable",
         "memory_node",
         _changed(NODE_IMMUTABLE),
-        "a node's words, origin and clocks never change",
+        "memory_node_immutable: a node's words, origin and clocks never change",
     ),
     _refuse(
         "memory_node_permanent_one_way",
         "memory_node",
         "OLD.permanent AND (NOT NEW.permanent OR NEW.permanent_at IS DISTINCT FROM "
         "OLD.permanent_at)",
-        "permanent never reverts",
+        "memory_node_permanent_one_way: permanent never reverts",
     ),
     _refuse(
         "memory_node_permanent_never_decays",
         "memory_node",
         "NEW.permanent AND NEW.decayed_at IS NOT NULL",
-        "a permanent node cannot decay",
+        "memory_node_permanent_never_decays: a permanent node cannot decay",
     ),
     _refuse(
         "memory_edge_immutable",
         "memory_edge",
         _changed(EDGE_IMMUTABLE),
-        "an edge's endpoints and kind never change",
+        "memory_edge_immutable: an edge's endpoints and kind never change",
     ),
-    *[
-        _refuse(f"{t}_no_delete", t, "", "rows are never deleted", event="DELETE")
-        for t in NO_DELETE
-    ],
-    *[_refuse(f"{t}_no_update", t, "", "rows are never updated") for t in NO_UPDATE],
+    *[_refuse(f"{t}_no_delete", t, "", DELETE_MESSAGE[t], event="DELETE") for t in NO_DELETE],
+    *[_refuse(f"{t}_no_update", t, "", UPDATE_MESSAGE[t]) for t in NO_UPDATE],
+    # Twins of SQLite's BEFORE INSERT guards, for the same refusal and message (the unique
+    # constraint and the partial unique indexes would refuse these too, by their own names).
+    """
+    CREATE TRIGGER memory_edge_no_replace_pair BEFORE INSERT ON memory_edge
+    FOR EACH ROW EXECUTE FUNCTION grove_edge_once()
+    """,
+    """
+    CREATE TRIGGER memory_event_no_second_verdict BEFORE INSERT ON memory_event
+    FOR EACH ROW WHEN (NEW.kind IN ('rooted', 'superseded')) EXECUTE FUNCTION grove_one_verdict()
+    """,
     *[
         f"CREATE TRIGGER {t}_no_truncate BEFORE TRUNCATE ON {t} FOR EACH STATEMENT "
         f"EXECUTE FUNCTION grove_refuse_truncate('{t}_no_truncate: rows are never deleted')"
@@ -154,6 +196,8 @@ TRIGGER_NAMES = [
     ("memory_node_permanent_never_decays", "memory_node"),
     ("memory_edge_immutable", "memory_edge"),
     ("memory_event_rooted_hash_matches", "memory_event"),
+    ("memory_edge_no_replace_pair", "memory_edge"),
+    ("memory_event_no_second_verdict", "memory_event"),
     *[(f"{t}_no_delete", t) for t in NO_DELETE],
     *[(f"{t}_no_update", t) for t in NO_UPDATE],
     *[(f"{t}_no_truncate", t) for t in NO_DELETE],
@@ -164,6 +208,8 @@ BACKWARD = [
     "DROP INDEX IF EXISTS memory_node_body_tsv",
     "ALTER TABLE memory_node DROP COLUMN IF EXISTS body_tsv",
     "DROP FUNCTION IF EXISTS grove_rooted_hash_matches()",
+    "DROP FUNCTION IF EXISTS grove_one_verdict()",
+    "DROP FUNCTION IF EXISTS grove_edge_once()",
     "DROP FUNCTION IF EXISTS grove_refuse_truncate()",
     "DROP FUNCTION IF EXISTS grove_refuse()",
 ]
@@ -204,7 +250,5 @@ class Migration(migrations.Migration):
         migrations.RunPython(
             _postgresql([*FUNCTIONS, *TRIGGERS, *FULL_TEXT]), _postgresql(BACKWARD)
         ),
-        migrations.RunPython(
-            _trigram, _postgresql(["DROP INDEX IF EXISTS memory_node_body_trgm"])
-        ),
+        migrations.RunPython(_trigram, _postgresql(["DROP INDEX IF EXISTS memory_node_body_trgm"])),
     ]
