@@ -35,7 +35,7 @@ def permanent_but_decayed() -> list[str]:
     return [
         f"node {node_id} is permanent but decayed"
         for (node_id,) in _rows(
-            "SELECT id FROM memory_node WHERE permanent = 1 AND decayed_at IS NOT NULL"
+            "SELECT id FROM memory_node WHERE permanent = TRUE AND decayed_at IS NOT NULL"
         )
     ]
 
@@ -74,7 +74,7 @@ def permanent_without_event() -> list[str]:
     return [
         f"node {node_id} is permanent but has no promoted_permanent event"
         for (node_id,) in _rows(
-            """SELECT n.id FROM memory_node n WHERE n.permanent = 1 AND NOT EXISTS
+            """SELECT n.id FROM memory_node n WHERE n.permanent = TRUE AND NOT EXISTS
                (SELECT 1 FROM memory_event e WHERE e.node_id = n.id
                 AND e.kind = 'promoted_permanent')"""
         )

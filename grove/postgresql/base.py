@@ -1,5 +1,14 @@
-"""Django's PostgreSQL backend (psycopg 3), with one change: test flushes can get past the
-no-delete guards.
+"""Django's PostgreSQL backend (psycopg 3), with two changes: every transaction holds Grove's
+write lock, as on SQLite, and test flushes can get past the no-delete guards.
+
+The write lock. Grove's SQLite transactions are BEGIN IMMEDIATE: one writer at a time, and what
+a transaction reads it may act on (a ceremony's re-check, the write path's duplicate lookup, a
+cite's existence check, sleep's re-checks before a decay, the chain's tail) with no one writing
+in between. On PostgreSQL each transaction (Django's outermost atomic) starts by taking one
+transaction-level advisory lock, so the same code keeps the same guarantee: two racing ceremonies
+give one winner, two writers of the same words one node. Readers outside a transaction (pages,
+recall's queries) never wait; writers queue, as they do on SQLite; every write appends to the
+one hash chain anyway, so writes are a sequence whatever the engine.
 
 PostgreSQL's flush is TRUNCATE, which fires no row triggers; migration 0013 therefore refuses
 TRUNCATE on the record's tables with statement triggers, unless the transaction has set
@@ -24,5 +33,16 @@ class DatabaseOperations(operations.DatabaseOperations):
         return ["SET LOCAL grove.allow_flush = 'on';", *statements]
 
 
+# The key of Grove's write lock ("grove-w"); memory/chain.py's tail lock is another key.
+WRITE_LOCK = 0x67726F76652D77
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     ops_class = DatabaseOperations
+
+    def _set_autocommit(self, autocommit: bool) -> None:
+        super()._set_autocommit(autocommit)
+        if not autocommit:
+            # The first statement of the transaction: held until it commits or rolls back.
+            with self.connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])

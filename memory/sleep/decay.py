@@ -37,7 +37,7 @@ ACTOR = "sleep"
 _AUTHORITY = ", ".join(f"'{k.value}'" for k in CEREMONY_EVENT_KINDS)
 
 # Each WHERE fragment reads the row as `memory_node` so one text serves SELECT and UPDATE.
-_BASE = """memory_node.decayed_at IS NULL AND memory_node.permanent = 0
+_BASE = """memory_node.decayed_at IS NULL AND memory_node.permanent = FALSE
     AND memory_node.access_count = 0 AND memory_node.created_at <= %s"""
 _GATE = (
     _BASE
