@@ -55,7 +55,7 @@ def lifecycle_flag_disagrees_with_latest_event() -> list[str]:
     rows = _rows(
         """
         WITH latest AS (
-            SELECT node_id, kind, MAX(id) AS id FROM memory_event
+            SELECT node_id, MAX(id) AS id FROM memory_event
             WHERE kind IN ('decayed', 'restored', 'revived') GROUP BY node_id
         )
         SELECT n.id, e.kind, n.decayed_at IS NOT NULL
@@ -94,6 +94,8 @@ def edges_touching_missing_nodes() -> list[str]:
 
 def fts_out_of_sync() -> list[str]:
     """Every node has exactly its row in the full-text index, and the index matches the bodies."""
+    if connection.vendor == "postgresql":
+        return _tsvector_out_of_sync()
     found = [
         f"node {node_id} has no full-text row"
         for (node_id,) in _rows(
@@ -113,6 +115,18 @@ def fts_out_of_sync() -> list[str]:
         _rows("INSERT INTO memory_node_fts(memory_node_fts, rank) VALUES ('integrity-check', 1)")
     except DatabaseError as exc:
         found.append(f"full-text index disagrees with node bodies: {exc}")
+    return found
+
+
+def _tsvector_out_of_sync() -> list[str]:
+    """PostgreSQL's word index is a generated column of the row itself (migration 0013), so it
+    cannot drift from the body; what can go wrong is the column or its index missing."""
+    found = [
+        f"node {node_id} has no tsvector"
+        for (node_id,) in _rows("SELECT id FROM memory_node WHERE body_tsv IS NULL")
+    ]
+    if not _rows("SELECT 1 FROM pg_indexes WHERE indexname = 'memory_node_body_tsv'"):
+        found.append("the full-text index memory_node_body_tsv is missing")
     return found
 
 
@@ -306,7 +320,7 @@ def live_nodes_without_vectors() -> list[str]:
     import json
 
     runs = _rows(
-        """SELECT started_at, steps FROM memory_sleeprun WHERE status = 'done' AND dry_run = 0
+        """SELECT started_at, steps FROM memory_sleeprun WHERE status = 'done' AND dry_run = FALSE
            ORDER BY id DESC"""
     )
     for started_at, steps in runs:

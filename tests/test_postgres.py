@@ -20,7 +20,20 @@ pytestmark = pytest.mark.postgres_only
 
 def raw(sql: str, params: tuple = ()) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
+        # The test's own writes leave deferred foreign-key checks pending, and TRUNCATE refuses
+        # to run with pending trigger events: check them now, as a commit would.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(sql, params)
+
+
+def node_columns() -> str:
+    """memory_node's columns but the generated tsvector (which no INSERT may name)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = "
+            "'memory_node' AND is_generated = 'NEVER' ORDER BY ordinal_position"
+        )
+        return ", ".join(row[0] for row in cursor.fetchall())
 
 
 def refused(sql: str, params: tuple = (), match: str = "") -> None:
@@ -40,8 +53,8 @@ def ground(make_note) -> Node:
 
 def test_upsert_cannot_rewrite_a_nodes_body(ground):
     refused(
-        "INSERT INTO memory_node SELECT * FROM memory_node WHERE id = %s "
-        "ON CONFLICT (id) DO UPDATE SET body = 'The well is dry.'",
+        f"INSERT INTO memory_node ({node_columns()}) SELECT {node_columns()} FROM memory_node "
+        "WHERE id = %s ON CONFLICT (id) DO UPDATE SET body = 'The well is dry.'",
         (ground.pk,),
         "memory_node_immutable",
     )
@@ -77,8 +90,8 @@ def test_upsert_of_a_lifecycle_flag_is_an_ordinary_update(make_note):
     """The guards refuse what an UPDATE may not do, no more: access_count may change."""
     note = make_note("Read me.")
     raw(
-        "INSERT INTO memory_node SELECT * FROM memory_node WHERE id = %s "
-        "ON CONFLICT (id) DO UPDATE SET access_count = 2",
+        f"INSERT INTO memory_node ({node_columns()}) SELECT {node_columns()} FROM memory_node "
+        "WHERE id = %s ON CONFLICT (id) DO UPDATE SET access_count = 2",
         (note.pk,),
     )
     note.refresh_from_db()
@@ -105,6 +118,7 @@ def test_the_flush_setting_lets_truncate_through_for_its_transaction_only(make_n
         pass
 
     with pytest.raises(Undo), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute("SET LOCAL grove.allow_flush = 'on'")
         cursor.execute("TRUNCATE memory_node CASCADE")
         cursor.execute("SELECT count(*) FROM memory_node")
@@ -180,3 +194,13 @@ def test_a_script_without_spaces_is_found_as_a_substring(make_note):
     assert [i for i, _ in fts_pg.substring_candidates("東京", where, params, 10)] == [note.pk]
     assert fts_pg.substring_candidates("100%", where, params, 10) == []
     assert fts_pg.has_trigram_index()
+
+
+def test_integrity_reports_a_missing_word_index(make_note):
+    from memory.integrity import run_checks
+
+    make_note("Searchable words.")
+    assert run_checks(["fts_out_of_sync"])[0].ok
+    raw("DROP INDEX memory_node_body_tsv")  # rolled back with the test
+    (result,) = run_checks(["fts_out_of_sync"])
+    assert result.violations == ["the full-text index memory_node_body_tsv is missing"]

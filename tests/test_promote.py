@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from django.db import IntegrityError, connection
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory.errors import Conflict
@@ -82,8 +82,13 @@ def test_permanence_never_reverts_even_when_decay_or_consolidation_would_touch_i
     crosslink(), consolidate(), decay()
     with pytest.raises(Conflict, match="permanent"):
         let_go(old.pk, actor="owner")
-    with pytest.raises(IntegrityError, match="never reverts"), connection.cursor() as cursor:
-        cursor.execute("UPDATE memory_node SET permanent = 0 WHERE id = %s", [old.pk])
+    # A savepoint: on PostgreSQL a refused statement aborts its transaction up to one.
+    with (
+        pytest.raises(IntegrityError, match="never reverts"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("UPDATE memory_node SET permanent = FALSE WHERE id = %s", [old.pk])
     old.refresh_from_db()
     assert old.permanent and old.decayed_at is None
     assert Node.objects.get(pk=twin.pk).decayed_at is not None  # the twin lost, not it
