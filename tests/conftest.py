@@ -185,9 +185,11 @@ def qcluster(transactional_db, tmp_path):
     import subprocess
     import sys
 
+    from _realdb import database_env
+
     env = {
         **os.environ,
-        "GROVE_DB_PATH": connection.settings_dict["NAME"],
+        **database_env(connection.settings_dict["NAME"]),
         "GROVE_CHAIN_ANCHOR": str(tmp_path / "chain-anchor.jsonl"),  # the test's own anchor
     }
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115

@@ -45,7 +45,7 @@ def _insert_node_sql(kind: str = "note", *, scroll: tuple = ("", None, "")) -> N
     _sql(
         """INSERT INTO memory_node (body, body_hash, content_key, jurisdiction, kind, domain,
            signature, source, metadata, created_at, scroll_path, scroll_offset, scroll_hash,
-           access_count, permanent) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0,0)""",
+           access_count, permanent) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,FALSE)""",
         (body, digest, digest, "home", kind, "personal", "raw", "", "{}", timezone.now(), *scroll),
     )
 
@@ -131,7 +131,7 @@ def test_an_unknown_edge_kind_is_refused_by_the_orm_and_raw_sql(make_note, root_
     with pytest.raises(IntegrityError, match="memory_edge_kind_valid"):
         _sql(
             "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, "
-            "created_by) VALUES (?, ?, 'likes', 1, ?, 'x')",
+            "created_by) VALUES (%s, %s, 'likes', 1, %s, 'x')",
             (node.pk, root_note.pk, timezone.now()),
         )
     assert not Edge.objects.filter(kind="likes").exists()
@@ -142,7 +142,7 @@ def test_a_self_loop_is_refused_by_raw_sql(make_note):
     with pytest.raises(IntegrityError, match="memory_edge_no_self_loop"):
         _sql(
             "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, "
-            "created_by) VALUES (?, ?, 'cites', 1, ?, 'x')",
+            "created_by) VALUES (%s, %s, 'cites', 1, %s, 'x')",
             (node.pk, node.pk, timezone.now()),
         )
 
