@@ -398,3 +398,24 @@ def test_two_processes_racing_supersede_exactly_one_wins(real_db, tmp_path):
     assert Event.objects.filter(node=node, kind="superseded").count() == 1
     assert Event.objects.filter(kind="rooted").count() == 2  # the old root and one new one
     assert Node.objects.filter(kind="note").count() == 2  # the loser wrote no node
+
+
+_WRITE_CHILD = (
+    CHILD_PRELUDE
+    + """
+from memory.write import write_node
+result = write_node(body=sys.argv[2], kind="note", jurisdiction="home", signature="owner",
+                    origins=[{"id": int(sys.argv[3])}])
+print(result.node.pk)
+"""
+)
+
+
+def test_two_processes_writing_the_same_words_make_one_node(real_db, tmp_path):
+    """The duplicate lookup and the insert hold together under the write lock (BEGIN IMMEDIATE
+    on SQLite, the advisory lock on PostgreSQL): the second writer finds the first's node."""
+    seed = write_node(body="Seed.", kind="import", jurisdiction="wild", signature="i", source="s")
+    args = [["The spare key is in the shed.", str(seed.node.pk)]] * 2
+    first, second = run_together(_WRITE_CHILD, args, db=real_db, tmp_path=tmp_path)
+    assert first == second
+    assert Node.objects.filter(kind="note").count() == 1
