@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -127,7 +128,9 @@ DATABASES = {
 if DATABASE_URL := env("GROVE_DATABASE_URL"):
     import dj_database_url
 
-    _pg = dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
+    _pg: dict[str, Any] = {
+        **dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
+    }
     if _pg["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured("GROVE_DATABASE_URL must be a postgres:// URL (psycopg 3).")
     _pg["ENGINE"] = "grove.postgresql"  # Django's, plus the test flush (grove/postgresql)
