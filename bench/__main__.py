@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-SECTIONS = ["recall", "sleep", "ceremony", "pages", "api"]
+SECTIONS = ["recall", "sleep", "ceremony", "pages", "api", "load"]
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
 
