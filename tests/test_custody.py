@@ -180,6 +180,20 @@ def test_integrity_runs_scroll_verification(db, tmp_path, settings):
     assert "scroll porch.jsonl: offset 0: seq 1 does not match its hash" in violations
 
 
+def test_scroll_verification_never_follows_a_pointer_out_of_the_scrolls(db, tmp_path, settings):
+    settings.GROVE_SCROLL_DIR = tmp_path / "scroll"
+    raw(
+        "INSERT INTO memory_node (body, body_hash, content_key, jurisdiction, kind, domain,"
+        " signature, source, metadata, created_at, scroll_path, scroll_offset, scroll_hash,"
+        " access_count, permanent) VALUES ('x', %s, %s, 'home', 'pair', 'personal', 'raw', '',"
+        " '{}', '2026-01-01', '../../etc/hostname', 0, %s, 0, 0)",
+        ("0" * 64, "0" * 64, "0" * 64),
+    )
+    assert failing("scrolls_disagree_with_pairs") == [
+        "scroll ../../etc/hostname: the pointer leaves the scroll directory"
+    ]
+
+
 # --- the hash chain -----------------------------------------------------------------------
 
 

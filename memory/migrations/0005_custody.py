@@ -166,6 +166,22 @@ def _snapshot(node) -> dict:
 
 
 def backfill(apps, schema_editor) -> None:
+    """Keys without Cf, an arrival per node, the chain over every event. On SQLite the triggers
+    in the way were dropped above; on PostgreSQL (whose twins of 0002 refuse these updates)
+    user triggers are disabled for the backfill alone."""
+    pg = schema_editor.connection.vendor == "postgresql"
+    if pg:
+        with schema_editor.connection.cursor() as cursor:
+            for table in ("memory_node", "memory_event"):
+                cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+    _backfill(apps, schema_editor)
+    if pg:
+        with schema_editor.connection.cursor() as cursor:
+            for table in ("memory_node", "memory_event"):
+                cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
+
+
+def _backfill(apps, schema_editor) -> None:
     from memory.chain import GENESIS, digest_of_row, event_rows
 
     Node = apps.get_model("memory", "Node")
