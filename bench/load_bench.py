@@ -8,7 +8,10 @@ where this user may create databases, e.g. inside `.ci/postgres.sh`): the cached
 Reported: writes/s, p50 and p99 latency, errors; asserted: 0 errors and 0 acknowledged writes
 lost. Then recall p50 over the API on the same database, idle.
 
-Usage: GROVE_BENCH_PG_URL=postgres://grove@/grove?host=/tmp/sock python -m bench --only load
+Usage (the bench process itself stays on SQLite; it starts the PostgreSQL processes):
+  .ci/postgres.sh bash -c 'GROVE_BENCH_PG_URL=$GROVE_DATABASE_URL GROVE_DATABASE_URL= \
+      make bench BENCH_ARGS="--only load --sizes 100000"'
+
 """
 
 from __future__ import annotations
