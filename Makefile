@@ -11,7 +11,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
 
-.PHONY: help setup run test test-pg bench lint format check-python chromium
+.PHONY: help setup run test test-pg bench lint format check-python chromium mutate
 
 help:
 	@echo "make run    set up, migrate, load the demo memory if empty, serve on 127.0.0.1:8000 with the worker"
@@ -19,6 +19,7 @@ help:
 	@echo "make test-pg  the same suite on a throwaway PostgreSQL 15 cluster"
 	@echo "make bench  run the benchmarks and write docs/benchmarks.md"
 	@echo "make lint   ruff check + format check + mypy"
+	@echo "make mutate mutation testing of the custody and visibility modules (slow; MUTANTS='memory.trust*' narrows)"
 
 check-python:
 	@test -n "$(PYTHON)" || { echo "Grove needs Python >= 3.12 (python3.13 or python3.12 on PATH, or PYTHON=/path/to/python)."; exit 1; }
@@ -68,3 +69,9 @@ format: setup
 # The whole suite on a throwaway PostgreSQL 15 cluster (.ci/postgres.sh starts and removes it).
 test-pg: setup chromium
 	.ci/postgres.sh $(MAKE) --no-print-directory test
+
+# Not in CI: run before closing an issue that touches the custody or visibility modules.
+mutate: setup
+	rm -rf mutants
+	GROVE_DATA_DIR=$(CURDIR)/var/mutate $(VENV)/bin/mutmut run $(MUTANTS) || true
+	$(PY) scripts/mutation_report.py

@@ -4,18 +4,31 @@
 client such as Claude Desktop launches the command), so the token is named, not presented: its
 secret never needs to leave the database. The token is re-checked on every call, so revoking it
 stops a running session at its next tool call. Refusals come back as tool errors "code: message".
+
+The protocol library's parser (pydantic's jiter) drops, without a reply, any line it cannot read:
+a lone surrogate escape or an integer past 4,300 digits left the client waiting forever.
+serve_stdio screens each line first: what the library would drop is answered here (a tool error
+for tools/call, a JSON-RPC error otherwise), and everything else passes through untouched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import io
+import json
+import os
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
+import anyio
+import pydantic_core
 from django.db import close_old_connections
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 
 from agents import operations as api
+from agents import question_ops
+from agents.inputs import check_text
 from memory.errors import GroveError
 from memory.models import ApiToken
 from memory.tokens import active_token
@@ -25,7 +38,8 @@ INSTRUCTIONS = (
     "body and counts as a read; context gives the bodies that fit a token budget; remember "
     "writes a node that must name its origins (node ids it came from); commit_turn records an "
     "exchange of this conversation; walk moves along the graph with tickets; propose asks the "
-    "owner to root a node. Only the owner roots."
+    "owner to root a node; ask_question, question_link and open_questions tend questions. Only "
+    "the owner roots."
 )
 
 
@@ -45,11 +59,12 @@ def build_server(*, token_name: str) -> MCPServer:
     server = MCPServer(name="grove", instructions=INSTRUCTIONS)
     _add_write_tools(server, token_name)
     _add_read_tools(server, token_name)
+    _add_question_tools(server, token_name)
     return server
 
 
 def _add_write_tools(server: MCPServer, token_name: str) -> None:
-    """remember, commit_turn and propose: refused for a read-only token."""
+    """remember, commit_turn, propose and extract: refused for a read-only token."""
 
     @server.tool()
     def remember(
@@ -96,6 +111,13 @@ def _add_write_tools(server: MCPServer, token_name: str) -> None:
         """Ask the owner to root (adopt as ground) a node. Only the owner decides."""
         return _run(token_name, lambda token: api.propose(token, node_id, {"reason": reason}))
 
+    @server.tool()
+    def extract(node_id: int, start: int, end: int) -> dict[str, Any]:
+        """Make the words body[start:end] of a node (character offsets, end excluded) a node of
+        their own, verbatim, nested in it (walk deeper/shallower between them)."""
+        data = {"start": start, "end": end}
+        return _run(token_name, lambda token: api.extract_part(token, node_id, data)[1])
+
 
 def _add_read_tools(server: MCPServer, token_name: str) -> None:
     """recall, read, context and walk (read and context count as reads)."""
@@ -140,7 +162,8 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
         target: int = 0,
     ) -> dict[str, Any]:
         """Walk the graph. open(node_id) -> ticket; around(ticket) -> neighbours with routes;
-        step(ticket, direction in/out/next/prev, target) -> new ticket; read(ticket) -> body."""
+        step(ticket, direction in/out/next/prev/deeper/shallower, target) -> new ticket;
+        read(ticket) -> body. deeper/shallower follow nests edges to extracts and back."""
         by_action: dict[str, dict[str, Any]] = {
             "open": {"node_id": node_id},
             "around": {"ticket": ticket},
@@ -148,3 +171,128 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
             "step": {"ticket": ticket, "direction": direction, "target": target},
         }
         return _run(token_name, lambda token: api.walk(token, action, by_action[action]))
+
+
+def _add_question_tools(server: MCPServer, token_name: str) -> None:
+    """ask_question, question_link and open_questions (memory/questions.py through
+    agents/question_ops.py)."""
+
+    @server.tool()
+    def ask_question(body: str, about: list[int], domain: str = "") -> dict[str, Any]:
+        """Plant an open question about nodes (ids). Answering it never makes anything true."""
+        fields = {"body": body, "about": about, "domain": domain}
+        return _run(token_name, lambda token: question_ops.ask(token, fields)[1])
+
+    @server.tool()
+    def question_link(
+        question_id: int, act: Literal["feed", "answer", "reopen"], node_id: int
+    ) -> dict[str, Any]:
+        """act "feed" (the node bears on the question), "answer" (it answers it) or "reopen"
+        (it reopens an answered question)."""
+        return _run(
+            token_name, lambda token: question_ops.link(token, question_id, act, {"node": node_id})
+        )
+
+    @server.tool()
+    def open_questions(node_id: int) -> dict[str, Any]:
+        """Open questions about or fed by a node (previews)."""
+        return _run(token_name, lambda token: question_ops.near(token, node_id))
+
+
+# --- the stdio transport, screened -----------------------------------------------------------
+
+
+MAX_INT_DIGITS = 4300  # Python's own limit for int(str), which the protocol parser also keeps
+
+
+def _refusal(line: str) -> str | None:
+    """The reply for a line the protocol parser would drop silently, or None to pass it on."""
+    if not line.strip():
+        return None
+    try:
+        pydantic_core.from_json(line)
+        return None
+    except ValueError:
+        pass
+    long_numbers: list[str] = []
+
+    def number(digits: str) -> int:
+        if len(digits) > MAX_INT_DIGITS:
+            long_numbers.append(digits)
+            return 0
+        return int(digits)
+
+    try:
+        message = json.loads(line, parse_int=number)
+        check_text(message)
+        code, text = "malformed_json", "the message is not JSON the protocol can read"
+        if long_numbers:
+            code, text = "bad_number", f"a number has more than {MAX_INT_DIGITS} digits"
+    except RecursionError:
+        message, code, text = None, "malformed_json", "the message nests too deeply"
+    except ValueError:
+        message, code, text = None, "malformed_json", "the message is not JSON"
+    except GroveError as exc:
+        code, text = exc.code, exc.message
+    request = message if isinstance(message, dict) else {}
+    ident = request.get("id")
+    ident = (
+        ident if isinstance(ident, int) or (isinstance(ident, str) and ident.isascii()) else None
+    )
+    if request.get("method") == "tools/call" and ident is not None:
+        reply: dict[str, Any] = {
+            "result": {"content": [{"type": "text", "text": f"{code}: {text}"}], "isError": True}
+        }
+    else:
+        reply = {"error": {"code": -32700, "message": f"{code}: {text}"}}
+    return json.dumps({"jsonrpc": "2.0", "id": ident, **reply}) + "\n"
+
+
+class _Wire:
+    """The protocol's stdout: one lock so a whole line is written and flushed at a time, by the
+    library's writer or by the screen's refusals."""
+
+    def __init__(self, binary: io.BufferedWriter) -> None:
+        self._file = anyio.wrap_file(io.TextIOWrapper(binary, encoding="utf-8"))
+        self._lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        async with self._lock:
+            await self._file.write(text)
+            await self._file.flush()
+
+    async def flush(self) -> None:
+        return None
+
+
+class _Screened:
+    """stdin lines, with the ones the parser would drop answered on the wire instead."""
+
+    def __init__(self, binary: io.BufferedReader, wire: _Wire) -> None:
+        text = io.TextIOWrapper(binary, encoding="utf-8", errors="replace")
+        self._lines = anyio.wrap_file(text)
+        self._wire = wire
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self._lines:
+            if (reply := _refusal(line)) is None:
+                yield line
+            else:
+                await self._wire.write(reply)
+
+
+def serve_stdio(server: MCPServer) -> None:
+    """Run the server on stdin/stdout through the screen. As the library does, the wire gets
+    private descriptors and fds 0/1 point at /dev/null and stderr, so stray output misses it."""
+    wire_in = os.fdopen(os.dup(0), "rb")
+    wire_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    wire = _Wire(wire_out)
+
+    async def main() -> None:
+        async with stdio_server(_Screened(wire_in, wire), wire) as (read, write):  # type: ignore[arg-type]
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+    anyio.run(main)

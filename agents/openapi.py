@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from agents.operations import OWNER_ONLY_ACTS
 
 
@@ -53,6 +55,10 @@ AS_OF = _query(
 )
 READ_ERRORS = _errors(400, 401, 404)
 WRITE_ERRORS = _errors(400, 401, 403, 404, 409, 413)
+QUESTION_STATE = {
+    "type": "object",
+    "properties": {"question": {"type": "integer"}, "open": {"type": "boolean"}},
+}
 TICKET = {"type": "object", "required": ["ticket"], "properties": {"ticket": {"type": "string"}}}
 
 
@@ -74,7 +80,11 @@ SPEC: dict[str, Any] = {
         "description": (
             "Scoped access for agents: bearer tokens limited to domains. Reads outside the "
             "token's domains answer 404; agents may propose but never root, supersede, seal, "
-            "unseal or reject."
+            "unseal or reject. Every refusal is an Error object with a 4xx status, including "
+            "malformed JSON (non-finite numbers such as Infinity or 1e400, integers past 4,300 "
+            "digits, nesting past the parser's depth: 400 malformed_json), text holding a lone "
+            "surrogate (400 bad_text), instants within a day of years 0001/9999 (400 "
+            "bad_datetime) and any path under /api/v1/ that names no endpoint (404 no_route)."
         ),
     },
     "servers": [{"url": "/api/v1"}],
@@ -114,7 +124,11 @@ SPEC: dict[str, Any] = {
                         ]
                     },
                     "jurisdiction": {"enum": ["home", "wild"]},
-                    "signature": {"type": "string", "description": "who wrote it"},
+                    "signature": {
+                        "type": "string",
+                        "description": "who wrote it",
+                        "maxLength": settings.GROVE_MAX_SIGNATURE_CHARS,
+                    },
                     "origins": {
                         "type": "array",
                         "items": {
@@ -126,7 +140,7 @@ SPEC: dict[str, Any] = {
                             },
                         },
                     },
-                    "source": {"type": "string"},
+                    "source": {"type": "string", "maxLength": settings.GROVE_MAX_SOURCE_CHARS},
                     "domain": {"type": "string", "description": "default: the token's first"},
                     "referent_time": {"type": "string", "format": "date-time"},
                     "metadata": {"type": "object"},
@@ -214,6 +228,31 @@ SPEC: dict[str, Any] = {
                 },
             }
         },
+        "/nodes/{node_id}/extract": {
+            "post": {
+                "summary": (
+                    "Make the verbatim span body[start:end] (character offsets, end excluded; "
+                    "surrounding whitespace trimmed) a node nested in this one"
+                ),
+                "parameters": [NODE_ID],
+                "requestBody": _body(
+                    {
+                        "type": "object",
+                        "required": ["start", "end"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "start": {"type": "integer", "minimum": 0},
+                            "end": {"type": "integer", "minimum": 1},
+                            "signature": {"type": "string", "description": "default: the agent"},
+                        },
+                    }
+                ),
+                "responses": {
+                    "201": _json(_ref("Written"), "the extract"),
+                    **_errors(400, 401, 403, 404, 409, 413),
+                },
+            }
+        },
         **{
             f"/nodes/{{node_id}}/{act}": {
                 "post": {
@@ -223,6 +262,51 @@ SPEC: dict[str, Any] = {
                 }
             }
             for act in OWNER_ONLY_ACTS
+        },
+        "/questions": {
+            "post": {
+                "summary": "Plant an open question about nodes (answering it roots nothing)",
+                "requestBody": _body(
+                    {
+                        "type": "object",
+                        "required": ["body", "about"],
+                        "properties": {
+                            "body": {"type": "string"},
+                            "about": {"type": "array", "items": {"type": "integer"}},
+                            "domain": {"type": "string"},
+                        },
+                    }
+                ),
+                "responses": {"201": _json(QUESTION_STATE, "planted"), **WRITE_ERRORS},
+            }
+        },
+        **{
+            f"/questions/{{node_id}}/{act}": {
+                "post": {
+                    "summary": summary,
+                    "parameters": [NODE_ID],
+                    "requestBody": _body(
+                        {
+                            "type": "object",
+                            "required": ["node"],
+                            "properties": {"node": {"type": "integer"}},
+                        }
+                    ),
+                    "responses": {"200": _json(QUESTION_STATE, "linked"), **WRITE_ERRORS},
+                }
+            }
+            for act, summary in (
+                ("feed", "A node bears on the question (node_id is the question)"),
+                ("answer", "A node answers the question"),
+                ("reopen", "A node reopens an answered question"),
+            )
+        },
+        "/nodes/{node_id}/questions": {
+            "get": {
+                "summary": "Open questions about or fed by the node (previews)",
+                "parameters": [NODE_ID],
+                "responses": {"200": _json({"type": "object"}, "questions"), **READ_ERRORS},
+            }
         },
         "/turns": {
             "post": {
@@ -326,7 +410,7 @@ SPEC: dict[str, Any] = {
                 "required": ["ticket", "direction", "target"],
                 "properties": {
                     "ticket": {"type": "string"},
-                    "direction": {"enum": ["in", "out", "next", "prev"]},
+                    "direction": {"enum": ["in", "out", "next", "prev", "deeper", "shallower"]},
                     "target": {"type": "integer"},
                 },
             },

@@ -20,9 +20,11 @@ from typing import Any
 from django.db.models.functions import Length
 
 from agents import params
+from agents.inputs import check_text
 from memory import walk as walks
 from memory.authority import authority_report
 from memory.errors import Forbidden, Invalid, NotFound
+from memory.extract import extract
 from memory.models import ApiToken, Node
 from memory.read import read, visible_node
 from memory.recall import recall
@@ -108,7 +110,7 @@ def _check_origins(token: ApiToken, origins: Any) -> None:
         if isinstance(origin, Mapping):
             try:
                 ids.add(int(origin.get("id", "")))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 continue
     if missing := sorted(ids - _visible_ids(token, ids)):
         raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
@@ -137,6 +139,7 @@ def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, A
     unknown fields, unseen origins and everything the write path refuses (Invalid, Conflict for
     tombstoned content, TooLarge).
     """
+    check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
     domain = _write_domain(token, data.get("domain"))
@@ -167,6 +170,7 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
     Reads the store clock. Refuses read-only tokens and foreign domains (Forbidden), missing or
     non-text fields and naive referent times (Invalid).
     """
+    check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
     domain = _write_domain(token, data.get("domain"))
@@ -195,6 +199,7 @@ def recall_packets(
 ) -> dict[str, Any]:
     """Previews (never bodies) for a query, in the token's domains. Logged by recall; does not
     count as reading. Refuses (Invalid) an empty query, a bad scope, limit or as_of."""
+    check_text([q, scope, domain, limit, as_of])
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
     scope = params.scope(scope)
@@ -239,6 +244,7 @@ def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
 def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
     """Propose a node for rooting (the owner decides). Refuses read-only tokens (Forbidden) and
     nodes the token cannot see (NotFound); the ceremony refuses the rest."""
+    check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=frozenset({"reason"}), required=())
     reason = data.get("reason") or ""
@@ -251,12 +257,38 @@ def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str,
     return {"id": node_id, "trust": trust_map([node_id])[node_id]}
 
 
+def extract_part(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> tuple[int, dict]:
+    """Make the verbatim span body[start:end] of a visible node a node of its own (memory/
+    extract.py), signed by the agent unless it names a signature. Refuses read-only tokens
+    (Forbidden), unseen nodes (NotFound), bad spans (Invalid) and rejected words (Conflict)."""
+    check_text(data)
+    _require_writable(token)
+    params.check_fields(
+        data, allowed=frozenset({"start", "end", "signature"}), required=("start", "end")
+    )
+    signature = data.get("signature") or actor_of(token)
+    if not isinstance(signature, str):
+        raise Invalid("signature must be text", code="bad_field")
+    _visible_node(token, node_id)
+    result = extract(
+        node_id,
+        start=data["start"],
+        end=data["end"],
+        signature=signature,
+        actor=actor_of(token),
+        domains=list(token.domains),
+        token=token,
+    )
+    return _written(result)
+
+
 def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """One walk move: open (node_id, scope?, as_of?) -> ticket; around (ticket) -> routes;
     step (ticket, direction, target) -> new ticket; read (ticket) -> body.
 
     Tickets are held by the token's actor; the walk refuses forged, spent, expired or mismatched
     tickets and unseen nodes with its own errors."""
+    check_text(data)
     holder = actor_of(token)
     if action == "open":
         params.check_fields(
@@ -307,6 +339,7 @@ def context(
     bodies fit the remaining budget (approx tokens = chars / 4). Each body returned is a read
     and counts as an access; bodies that do not fit are skipped unread (their length is looked
     up, which is not reading). Refuses what recall refuses and a budget out of range."""
+    check_text([q, budget, scope, domain, limit, as_of])
     budget_tokens = params.integer(
         budget, name="budget", low=1, high=MAX_CONTEXT_BUDGET, default=DEFAULT_CONTEXT_BUDGET
     )

@@ -36,7 +36,7 @@ def integer(value: Any, *, name: str, low: int, high: int, default: int) -> int:
         return default
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise Invalid(f"{name} must be an integer", code="bad_field") from None
     if not low <= number <= high:
         raise Invalid(f"{name} must be between {low} and {high}", code="bad_field")

@@ -4,6 +4,7 @@ agents/operations.py. Every refusal is {"error": {code, message}} with a 4xx sta
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -14,11 +15,13 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from agents import question_ops
 from agents.openapi import SPEC
 from agents.operations import (
     authority,
     commit_turn,
     context,
+    extract_part,
     propose,
     read_node,
     recall_packets,
@@ -33,6 +36,19 @@ from memory.tokens import authenticate
 
 def error_response(status: int, code: str, message: str) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+
+
+def _no_constant(name: str) -> Any:
+    raise Invalid(f"malformed JSON: {name} is not a JSON number", code="malformed_json")
+
+
+def _finite(text: str) -> float:
+    """A JSON float, refused when it overflows to infinity (1e400): no id, limit or budget may
+    be infinite, and int(inf) would raise past every check."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise Invalid(f"malformed JSON: {text[:40]} is out of range", code="malformed_json")
+    return value
 
 
 def _json_body(request: HttpRequest) -> dict[str, Any]:
@@ -57,9 +73,15 @@ def _json_body(request: HttpRequest) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise Invalid(f"malformed JSON: {exc}", code="malformed_json") from None
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        raise Invalid(
+            "malformed JSON: a number has too many digits", code="malformed_json"
+        ) from None
+    except RecursionError:
+        raise Invalid("malformed JSON: it nests too deeply", code="malformed_json") from None
     if not isinstance(data, dict):
         raise Invalid("the request body must be a JSON object", code="malformed_json")
     return data
@@ -114,6 +136,11 @@ def node_propose(request: HttpRequest, token: ApiToken, data: dict[str, Any], no
 
 
 @agent_endpoint("POST")
+def node_extract(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return extract_part(token, node_id, data)
+
+
+@agent_endpoint("POST")
 def owner_only(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str):
     raise Forbidden(
         f"{act} is an act of the owner, on the dashboard; agents may only propose",
@@ -152,6 +179,32 @@ def context_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
 @agent_endpoint("POST")
 def walk_view(request: HttpRequest, token: ApiToken, data: dict[str, Any], action: str):
     return 200, walk(token, action, data)
+
+
+@agent_endpoint("POST")
+def questions_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+    return question_ops.ask(token, data)
+
+
+@agent_endpoint("POST")
+def question_link(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str
+):
+    return 200, question_ops.link(token, node_id, act, data)
+
+
+@agent_endpoint("GET")
+def node_questions(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+    return 200, question_ops.near(token, node_id)
+
+
+@csrf_exempt
+@login_not_required
+def no_route(request: HttpRequest, rest: str = "") -> JsonResponse:
+    """Any path under /api/v1/ that names no endpoint: a JSON 404, never the HTML page."""
+    return error_response(
+        404, "no_route", f"no endpoint {request.path!r}; see /api/v1/openapi.json"
+    )
 
 
 @csrf_exempt

@@ -1,7 +1,7 @@
 """`make bench`: run the benchmarks, print their tables and write docs/benchmarks.md.
 
 Each module in SECTIONS has `run(sizes: list[int]) -> str` returning a Markdown section.
-Usage: python -m bench [--only recall,sleep] [--sizes 10000,100000]
+Usage: python -m bench [--only recall,sleep] [--sizes 10000,100000] [--days 365 --scale 0.1]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-SECTIONS = ["recall", "sleep", "ceremony", "pages", "api", "load"]
+SECTIONS = ["recall", "sleep", "ceremony", "pages", "api", "forgetting", "load"]
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
 
@@ -22,7 +22,13 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="")
     parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--days", default="", help="forgetting: days to simulate (365)")
+    parser.add_argument("--scale", default="", help="forgetting: daily counts x this (0.1)")
     args = parser.parse_args()
+    if args.days:
+        os.environ["GROVE_BENCH_DAYS"] = args.days
+    if args.scale:
+        os.environ["GROVE_BENCH_SCALE"] = args.scale
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
     import django
 

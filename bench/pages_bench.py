@@ -29,7 +29,8 @@ def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
     from memory import audit
     from memory.embed import embed_missing
     from memory.models import Node
-    from review.ceremony import propose
+    from memory.questions import plant_question
+    from review.ceremony import propose, root
 
     embed_missing(batch=2000)
     ids = list(Node.objects.values_list("id", flat=True))
@@ -38,16 +39,33 @@ def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
         Node.objects.filter(pk__in=decayed).update(decayed_at=timezone.now())
         audit.record_many("decayed", decayed, actor="sleep", reason="age_no_access")
     live = sorted(set(ids) - set(decayed))
-    proposed = rng.sample(live, 20)
-    for node_id in proposed:
-        propose(node_id, actor="agent:bench", reason="bench")
+    # A queue of hundreds from three agents (the desk's filters and pages have work to do);
+    # five of them rooted, for the supersede and why-is-this-true pages.
+    proposed = rng.sample(live, 300)
+    for i, node_id in enumerate(proposed):
+        propose(node_id, actor=f"agent:bench{i % 3}", reason="bench")
+    ground = proposed[-5:]
+    for node_id in ground:
+        node = Node.objects.get(pk=node_id)
+        root(node_id, adopting_words="bench", expected_body_hash=node.body_hash, owner="owner")
+    about = Node.objects.get(pk=proposed[0])
+    question = plant_question(
+        "What ties these together?", about=[about.pk], signature="owner", domain=about.domain
+    )
     # Hubs (the synthetic import nodes) have ~200 children: the picture's worst case.
     hubs = list(
         Node.objects.filter(kind="import", decayed_at__isnull=True).values_list("id", flat=True)[
             :50
         ]
     )
-    return {"live": live, "decayed": decayed, "hubs": hubs, "proposed": proposed}
+    return {
+        "live": live,
+        "decayed": decayed,
+        "hubs": hubs,
+        "proposed": proposed,
+        "ground": ground,
+        "question": [question.pk],
+    }
 
 
 def _time(client: Client, paths: Callable[[int], str]) -> list[float]:
@@ -100,7 +118,29 @@ def _pages(
         ("review: decision panel", lambda i: f"/review/{ids['proposed'][i % 20]}/"),
         ("review: root screen", lambda i: f"/review/{ids['proposed'][i % 20]}/root/"),
         ("review: pending decays (now + 7 days)", lambda i: "/review/decays/"),
+        ("review queue, one agent, page 2", lambda i: "/review/?agent=agent:bench1&page=2"),
+        ("review: reject confirmation", lambda i: f"/review/{ids['proposed'][i % 20]}/reject/"),
+        ("review: supersede screen", lambda i: f"/review/{ids['ground'][i % 5]}/supersede/"),
+        ("review: why is this true", lambda i: f"/review/{ids['ground'][i % 5]}/why/"),
+        ("review: let go confirmation", lambda i: f"/review/decays/{rng.choice(live)}/let-go/"),
+        ("questions", lambda i: "/review/questions/"),
+        ("question", lambda i: f"/review/questions/{ids['question'][0]}/"),
         ("agent tokens", lambda i: "/tokens/"),
+        ("browse", lambda i: "/nodes/"),
+        ("browse, page 40", lambda i: "/nodes/?page=40"),
+        ("browse, trust=proposed", lambda i: "/nodes/?trust=proposed"),
+        ("browse, trust=unreviewed", lambda i: "/nodes/?trust=unreviewed"),
+        ("browse, kind+domain", lambda i: "/nodes/?kind=note&domain=work"),
+        ("browse, wild, oldest", lambda i: "/nodes/?jurisdiction=wild&sort=oldest"),
+        ("browse, decayed", lambda i: "/nodes/?lifecycle=decayed"),
+        ("browse, permanent", lambda i: "/nodes/?permanent=yes"),
+        ("browse, most read", lambda i: "/nodes/?sort=most-read"),
+        ("browse, pointing to a hub", lambda i: f"/nodes/?links_to={hubs[i % len(hubs)]}"),
+        ("forgotten", lambda i: "/forgotten/"),
+        ("forgotten, page 20", lambda i: "/forgotten/?page=20"),
+        ("search, empty query (recent)", lambda i: "/search/"),
+        ("search, page 3", lambda i: f"/search/?q={query(i)}&page=3"),
+        ("audit log, arrivals", lambda i: "/audit/?kind=arrived"),
     ]
 
 

@@ -1,8 +1,9 @@
 """Sleep benchmarks: the first full run, an incremental run after 1,000 new nodes, the decay step
 alone, and peak memory, on synthetic graphs (bench.synthetic.graph_copy).
 
-Targets (issue 4): decay step <= 1 s at 100k; first full sleep <= 60 s at 100k; incremental
-<= 5 s; peak RSS <= 1 GB.
+Targets (issues 4 and 11): the first sleep's decay step collects >= 10,000 nodes at 100k in
+<= 1 s (the graphs hold garbage: unread notes that no read or young node derives from or cites);
+first full sleep <= 60 s at 100k; incremental <= 5 s; peak RSS <= 1 GB.
 """
 
 from __future__ import annotations
@@ -59,12 +60,14 @@ def run(sizes: list[int]) -> str:
         "Synthetic graphs (bench.synthetic). *Full* is the first sleep over the whole graph "
         "(embed every node, cross-link all pairs, consolidate, promote, decay, integrity); "
         f"*incremental* is the next sleep after {NEW_NODES:,} new notes written through "
-        "write_node; *decay* is the decay step alone on the slept graph. "
-        "Targets: decay <= 1 s at 100k, full <= 60 s at 100k, incremental <= 5 s, "
-        "peak RSS <= 1 GB.",
+        "write_node; the decay step of the full sleep is the mark-and-sweep collecting the "
+        "graph's garbage; *decay again* is the step alone on the slept graph. "
+        "Targets: the full sleep's decay step collects >= 10,000 at 100k in <= 1 s, "
+        "full <= 60 s at 100k, incremental <= 5 s, peak RSS <= 1 GB.",
         "",
-        "| nodes | full sleep | incremental | decay step (decayed) | peak RSS | steps (full) |",
-        "|---:|---:|---:|---:|---:|---|",
+        "| nodes | full sleep | incremental | decay step in the full sleep (collected) | "
+        "decay again on the slept graph | peak RSS | steps (full) |",
+        "|---:|---:|---:|---:|---:|---:|---|",
     ]
     for n in sizes:
         path = graph_copy(n, "sleep")
@@ -77,12 +80,14 @@ def run(sizes: list[int]) -> str:
             incremental = run_sleep(requested_by="bench")
             inc_s = time.perf_counter() - started
             started = time.perf_counter()
-            decayed = decay(now=datetime.now(UTC))["count"]
-            decay_s = time.perf_counter() - started
+            again = decay(now=datetime.now(UTC))["count"]
+            again_s = time.perf_counter() - started
+        first = full.steps["decay"]
         print(f"  {n:,}: full {_steps(full)}")
         print(f"  {n:,}: incremental {_steps(incremental)}")
         lines.append(
-            f"| {n:,} | {full_s:.1f} s | {inc_s:.2f} s | {decay_s:.2f} s ({decayed}) | "
+            f"| {n:,} | {full_s:.1f} s | {inc_s:.2f} s | {first['ms'] / 1000:.2f} s "
+            f"({first['count']:,}) | {again_s:.2f} s ({again}) | "
             f"{_peak_mb():.0f} MB | {_steps(full)} |"
         )
     lines += [

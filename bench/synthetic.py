@@ -163,6 +163,8 @@ def build_graph(path: Path, n_nodes: int, *, seed: int = 1, now: datetime | None
                chain_hash) VALUES (?,?,?,?,?,?,?,?)""",
             _arrivals(node_rows),
         )
+        # Reads on as many days as reads, up to three (the promotion rule needs three days).
+        db.execute("UPDATE memory_node SET read_days = MIN(access_count, 3)")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.execute("ANALYZE")
     db.close()

@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.auditlog import FILTERS, csv_lines, filter_events, json_chunks, sealed_ids
+from dashboard.auditlog import (
+    FILTERS,
+    csv_lines,
+    filter_events,
+    json_chunks,
+    sealed_ids,
+)
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
 from memory.chain import last_checkpoint
-from memory.errors import GroveError, Invalid
+from memory.errors import Invalid
 from memory.models import DecayReason, Event, EventKind, Node
+from memory.reasons import REASON_WORDS
 from memory.sleep.decay import restore
+from memory.visibility import MAX_ID
+from review.view_helpers import act_response
 
 PER_PAGE = 50
 
@@ -43,8 +50,7 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
     try:
         events = filter_events(request.GET)
     except Invalid as refused:
-        error = refused.message
-        events = Event.objects.none()
+        error, events = refused.message, Event.objects.none()
     page = Paginator(events.select_related("node", "token"), PER_PAGE).get_page(
         request.GET.get("page")
     )
@@ -53,14 +59,16 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
         "error": error,
         "checkpoint": last_checkpoint(),
         "filters": {name: request.GET.get(name, "") for name in FILTERS},
-        "kinds": EventKind.values,
-        "reasons": sorted({*DecayReason.values, "owner_restore", "owner_keep"}),
+        "kinds": sorted(EventKind.values),
+        "reasons": sorted({*DecayReason.values, *REASON_WORDS}),
         "domains": Node.objects.values_list("domain", flat=True).distinct().order_by("domain"),
         **_row_context(list(page.object_list), here=request.get_full_path()),
     }
     if request.htmx and request.htmx.target == "audit-rows":
         return render(request, "dashboard/audit.html#rows", context)
-    return render(request, "dashboard/audit.html", context)
+    # A refused filter is a 400 page that names the problem (htmx swaps only 2xx, so fragments
+    # above keep their 200 and show the same message).
+    return render(request, "dashboard/audit.html", context, status=400 if error else 200)
 
 
 def _filtered(request: HtmxHttpRequest):
@@ -93,27 +101,27 @@ def audit_export_json(request: HtmxHttpRequest) -> HttpResponse | StreamingHttpR
 @require_POST
 def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     """Restore a decayed node (memory.sleep.decay.restore, a restored event). With htmx, the
-    decay row the button sat in comes back re-rendered; otherwise a redirect back to the log."""
-    error = ""
-    try:
-        restore(node_id, actor=OWNER_ACTOR)
-    except GroveError as refused:
-        error = refused.message
-    if request.htmx:
-        event_id = request.POST.get("event", "")
-        events = (
-            Event.objects.filter(pk=int(event_id)) if event_id.isdigit() else Event.objects.none()
+    decay row the button sat in comes back re-rendered; otherwise a redirect back to the log.
+    Refuses (400, before acting) an event that is not a number: nothing commits on bad input."""
+    event_id = request.POST.get("event", "")
+    if event_id and not (event_id.isascii() and event_id.isdigit() and int(event_id) <= MAX_ID):
+        return HttpResponse(
+            f"event {event_id!r} is not an event id", status=400, content_type="text/plain"
         )
+
+    def row(error: str | None) -> HttpResponse | None:
+        events = Event.objects.filter(pk=int(event_id)) if event_id else Event.objects.none()
         event = events.select_related("node").first()
-        if event is not None:
-            back = request.POST.get("next", "")
-            context = {"e": event, "row_error": error, **_row_context([event], here=back)}
-            return render(request, "dashboard/audit.html#row", context)
-    if error:
-        messages.error(request, error)
-    else:
-        messages.success(request, f"Node #{node_id} restored.")
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-        back = ""
-    return redirect(back or "audit_log")
+        if event is None:
+            return None
+        back = request.POST.get("next", "")
+        context = {"e": event, "row_error": error or "", **_row_context([event], here=back)}
+        return render(request, "dashboard/audit.html#row", context)
+
+    return act_response(
+        request,
+        lambda: restore(node_id, actor=OWNER_ACTOR),
+        done=lambda _: f"Node #{node_id} restored.",
+        fallback=reverse("audit_log"),
+        row=row,
+    )

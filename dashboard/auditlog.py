@@ -14,9 +14,11 @@ from typing import Any
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet
 
+from memory.clocks import EARLIEST, LATEST
 from memory.errors import Invalid
 from memory.models import Event, EventKind, Trust
 from memory.trust import trust_map
+from memory.visibility import MAX_ID
 
 FILTERS = ("kind", "reason", "actor", "domain", "node", "since", "until")
 EXPORT_FIELDS = (
@@ -47,9 +49,13 @@ def _day(value: str, *, name: str) -> datetime | None:
     if not value:
         return None
     try:
-        return datetime.combine(datetime.fromisoformat(value).date(), time(), tzinfo=UTC)
+        day = datetime.combine(datetime.fromisoformat(value).date(), time(), tzinfo=UTC)
     except ValueError:
         raise Invalid(f"{name} {value!r} is not a date (expected YYYY-MM-DD)") from None
+    # `until` reaches a day past its date: both ends keep a day inside datetime's range.
+    if not EARLIEST <= day <= LATEST - timedelta(days=1):
+        raise Invalid(f"{name} {value!r} is out of range (years 0001 to 9999, not their edges)")
+    return day
 
 
 def filter_events(params: Mapping[str, str]) -> QuerySet[Event]:
@@ -69,7 +75,8 @@ def filter_events(params: Mapping[str, str]) -> QuerySet[Event]:
     if actor := (params.get("actor") or "").strip():
         qs = qs.filter(actor=actor)
     if node := (params.get("node") or "").strip():
-        if not node.isdigit():
+        # ASCII digits only ("²".isdigit() is true) and within SQLite's integer range.
+        if not (node.isascii() and node.isdigit()) or int(node) > MAX_ID:
             raise Invalid(f"node {node!r} is not a node id")
         qs = qs.filter(node_id=int(node))
     if domain := (params.get("domain") or "").strip():
@@ -117,6 +124,18 @@ def _emit(batch: list[Event]) -> Iterator[dict[str, Any]]:
         yield export_row(event, sealed=event.node_id in sealed)
 
 
+# Spreadsheets run a cell that starts with one of these as a formula (CSV injection, OWASP).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: a leading ' before a formula start. Numbers and
+    None pass as they are (only text can be a formula)."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 class _Echo:
     def write(self, value: str) -> str:
         return value
@@ -126,7 +145,7 @@ def csv_lines(qs: QuerySet[Event]) -> Iterator[str]:
     writer = csv.DictWriter(_Echo(), fieldnames=EXPORT_FIELDS)
     yield writer.writeheader()
     for row in _rows(qs):
-        yield writer.writerow(row)
+        yield writer.writerow({name: _cell(value) for name, value in row.items()})
 
 
 def json_chunks(qs: QuerySet[Event]) -> Iterator[str]:

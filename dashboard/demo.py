@@ -2,7 +2,7 @@
 
 Everything goes through the write path and the ceremonies (so it lives here, beside the pages,
 not in the engine); the store clock is backdated so that some entries are
-old enough for the decay gate to consider them (unread, nothing live reaching them).
+old enough for the decay sweep to consider them (unread, nothing live reaching them).
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ TURNS = [
 
 
 CLIPPINGS = [
-    (40, "https://example.org/sourdough", "Sourdough starter: feed 1:1:1 every 12 hours."),
-    (21, "https://example.org/bikes", "Chain wax lasts about 300 km between coats."),
-    (10, "https://example.org/birds", "Robins sing at night near street lights."),
+    (120, "https://example.org/sourdough", "Sourdough starter: feed 1:1:1 every 12 hours."),
+    (100, "https://example.org/bikes", "Chain wax lasts about 300 km between coats."),
+    (86, "https://example.org/birds", "Robins sing at night near street lights."),
 ]
 ASSISTANT = [
     (
@@ -134,7 +134,7 @@ def _boiler_chat(now: datetime) -> int:
 
 
 def _loose_ends(now: datetime, garden: Node) -> int:
-    """Old clippings nobody read and nothing links to (what the decay gate will select), and a
+    """Old clippings nobody read and nothing links to (what the decay sweep will collect), and a
     fresh journal entry citing the garden note."""
     for days, url, text in CLIPPINGS:
         write_node(

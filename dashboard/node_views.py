@@ -6,22 +6,27 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.db.models import Q
 from django.http import Http404, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.asof import widget_value
-from dashboard.graph import TRUST_COLOURS, neighbourhood, render_svg
+from dashboard.graph import backlinks, neighbourhood
+from dashboard.graph_layout import render_svg
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
 from memory.errors import GroveError
-from memory.models import Event, Node, Trust
-from memory.read import read
+from memory.extract import extract
+from memory.models import Event, EventKind, Node, Trust
+from memory.questions import open_questions_near
+from memory.sleep.explain import held_by
 from memory.trust import trust_map
 from memory.visibility import live_at
 from review.ceremony import can_root, can_supersede
+from review.queue import replacement
 
 
 def _get_node_or_404(node_id: int) -> Node:
@@ -45,9 +50,10 @@ def _toggled(params: dict[str, str]) -> dict[str, str]:
 
 @require_GET
 def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    """Viewing a live node now is a read (memory read(): access_count +1). A decayed or rejected
-    node is shown to the owner from the row itself, marked, and not counted; an as-of view shows
-    trust and lifecycle as they stood then and counts nothing; a sealed node shows only "sealed"."""
+    """The owner inspecting a node: shown from the row itself and never counted as a read
+    (inspection is not use: only agents' reads and the owner's Keep hold a node). A decayed or
+    rejected node is marked; an as-of view shows trust and lifecycle as they stood then; a
+    sealed node shows only "sealed". A live node says what holds it (memory.sleep.explain)."""
     node = _get_node_or_404(node_id)
     as_of, as_of_error = as_of_param(request)
     show_decayed = request.GET.get("decayed") == "1"
@@ -67,15 +73,13 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     }
     if trust_now == Trust.SEALED:
         return render(request, "dashboard/node.html", {**context, "sealed": True})
+    if as_of_error:  # a 400 naming the problem; never silently "now" (that would count a read)
+        return render(request, "dashboard/node.html", context, status=400)
     if as_of is not None and node.created_at > as_of:
         return render(request, "dashboard/node.html", {**context, "absent": True}, status=404)
     trust = trust_map([node.pk], as_of=as_of)[node.pk] if as_of else trust_now
     live = node.pk in live_at([node.pk], as_of=as_of)
-    counted = False
-    if as_of is None and node.is_live and trust_now != Trust.REJECTED:
-        read(node.pk, actor=OWNER_ACTOR)
-        node.refresh_from_db()
-        counted = True
+    holding = held_by(node.pk) if as_of is None and node.is_live else None
     events = (
         Event.objects.filter(Q(node=node) | Q(related_node=node))
         .select_related("token")
@@ -93,21 +97,46 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     title = f"Graph neighbourhood of node #{node.pk}" + (
         f" as of {as_of:%Y-%m-%d %H:%M} UTC" if as_of else ""
     )
+    shown = list(events[:500])
+    decays = [e for e in shown if e.kind == EventKind.DECAYED and e.node_id == node.pk]
     context.update(
+        decay_event=decays[-1] if decays else None,
         trust=trust,
         live=live,
         permanent=node.permanent
         and (as_of is None or (node.permanent_at is not None and node.permanent_at <= as_of)),
-        counted=counted,
-        events=list(events[:500]),
+        counted=False,
+        holding=holding,
+        events=shown,
         later_events=later,
         report=report,
         hood=hood,
         graph=render_svg(hood, href=_node_href(params), title=title),
-        trust_colours={str(k): v for k, v in TRUST_COLOURS.items()},
+        trust_states=Trust.values,
+        backlinks=backlinks(node.pk, as_of=as_of),
         toggle_url=_node_href(_toggled(params))(node.pk),
-        # The acts apply now, whatever time the page shows: asked of the acts' own rules.
-        rootable=can_root(node, trust_now) is None,
-        supersedable=can_supersede(node, trust_now) is None,
+        replaced=replacement(node.pk),
+        root_refusal=can_root(node, trust_now),
+        supersede_refusal=can_supersede(node, trust_now),
+        near_questions=open_questions_near([node.pk]) if as_of is None else [],
     )
     return render(request, "dashboard/node.html", context)
+
+
+@require_POST
+def extract_view(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
+    """The owner makes body[start:end] of a node a node of its own (memory/extract.py); the new
+    node's page on success, the parent's page with the refusal otherwise."""
+    try:
+        result = extract(
+            node_id,
+            start=request.POST.get("start", ""),
+            end=request.POST.get("end", ""),
+            signature=OWNER_ACTOR,
+            actor=OWNER_ACTOR,
+        )
+    except GroveError as refused:
+        messages.error(request, f"Not extracted: {refused.message}")
+        return redirect("node", node_id)
+    messages.success(request, f"Extracted from node #{node_id}.")
+    return redirect("node", result.node.pk)

@@ -86,7 +86,7 @@ PENDING_CAP = 100
 
 
 def pending_decay_count() -> int:
-    """How many nodes the decay gate selects now, counted up to PENDING_CAP + 1 (the page says
+    """How many nodes the decay sweep collects now, counted up to PENDING_CAP + 1 (the page says
     "100+"): the overview needs "something is waiting", not a full scan of every unread node."""
     from memory.sleep.decay import pending_decays
 

@@ -1,40 +1,83 @@
-"""Search: a query box over recall; results are previews, opening one is a read."""
+"""Search: a query box over recall; results are previews, opening one is a read.
+
+The owner searches both jurisdictions unless they narrow it; results page on 20 at a time (up
+to recall's 100); an empty query lists the most recent nodes instead of nothing.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from django.db.models.functions import Substr
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from dashboard.asof import widget_value
+from dashboard.browse import ROW_FIELDS, page_number, rows_of
+from dashboard.highlight import highlight
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.errors import Invalid
 from memory.models import Node
-from memory.recall import recall
-from memory.visibility import SCOPES
+from memory.recall import EXCERPT_CHARS, MAX_LIMIT, query_terms, recall
+from memory.visibility import SCOPES, Visibility
 
 RESULTS = 20
+
+
+def _found(query: str, *, page: int, **options) -> tuple[list[dict], bool]:
+    """Results 1..page*RESULTS, each with its domain and a highlighted excerpt; and whether
+    there are more (one extra asked for, within recall's limit)."""
+    shown = min(page * RESULTS, MAX_LIMIT)
+    results = recall(query, limit=min(shown + 1, MAX_LIMIT), actor=OWNER_ACTOR, **options)
+    domains = dict(
+        Node.objects.filter(pk__in=[r["id"] for r in results]).values_list("id", "domain")
+    )
+    terms = query_terms(query)
+    for r in results:
+        r["domain"] = domains.get(r["id"], "")
+        r["excerpt_html"] = highlight(r["excerpt"], terms)
+    return results[:shown], len(results) > shown
+
+
+def _recent(*, scope: str, domain: str, as_of: datetime | None) -> list[dict]:
+    """The newest live nodes in scope (as of T: those written by then), for an empty query;
+    sealed and rejected ones listed without their words."""
+    vis = Visibility.of(domains=[domain] if domain else None, scope=scope, as_of=as_of)
+    qs = Node.objects.all()
+    if vis.domains is not None:
+        qs = qs.filter(domain__in=vis.domains)
+    if scope != "both":
+        qs = qs.filter(jurisdiction=scope)
+    qs = qs.filter(created_at__lte=as_of) if as_of else qs.filter(decayed_at__isnull=True)
+    qs = qs.order_by("-created_at", "-id").annotate(head=Substr("body", 1, EXCERPT_CHARS + 1))
+    return rows_of(list(qs.values(*ROW_FIELDS, "head")[:RESULTS]))
 
 
 @require_GET
 def search(request: HtmxHttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()
-    scope = request.GET.get("scope", "home")
+    scope = request.GET.get("scope", "both")
     domain = request.GET.get("domain", "").strip()
     superseded = request.GET.get("superseded") == "1"
+    page = page_number(request.GET.get("page"))
     as_of, error = as_of_param(request)
     results: list[dict] = []
-    if query and not error:
+    recent: list[dict] = []
+    more = False
+    if not error:
         try:
-            results = recall(
-                query,
-                scope=scope,
-                domains=[domain] if domain else None,
-                limit=RESULTS,
-                as_of=as_of,
-                include_superseded=superseded,
-                actor=OWNER_ACTOR,
-            )
+            if query:
+                results, more = _found(
+                    query,
+                    page=page,
+                    scope=scope,
+                    domains=[domain] if domain else None,
+                    as_of=as_of,
+                    include_superseded=superseded,
+                )
+            else:
+                recent = _recent(scope=scope, domain=domain, as_of=as_of)
         except Invalid as refused:
             error = refused.message
     context = {
@@ -48,8 +91,11 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         "as_of_value": widget_value(as_of) if as_of else request.GET.get("as_of", ""),
         "error": error,
         "results": results,
+        "recent": recent,
+        "more": more,
+        "page": page,
         "searched": bool(query),
     }
     if request.htmx:
         return render(request, "dashboard/search.html#results", context)
-    return render(request, "dashboard/search.html", context)
+    return render(request, "dashboard/search.html", context, status=400 if error else 200)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
-from memory.errors import GroveError
 from memory.models import SleepRun, SleepStatus
+from memory.scroll import scroll_dir, verify_scroll_file
 from memory.sleep import STEPS, request_sleep
 from memory.sleep.promote import promotion_threshold
+from review.view_helpers import act_response
 
 RUNS_SHOWN = 25
 ACTIVE = (SleepStatus.QUEUED, SleepStatus.RUNNING)
@@ -31,13 +32,30 @@ def _status_context() -> dict:
     }
 
 
+def _scrolls(*, verify: bool) -> list[dict]:
+    """The conversation scrolls on disk, each verified (every record re-hashed, sequence and
+    pair pointers checked) only when the owner asks: a scroll can be large."""
+    base = scroll_dir()
+    rows = []
+    # One level down too: other domains' scrolls live in <domain>/<conversation>.jsonl.
+    for path in sorted([*base.glob("*.jsonl"), *base.glob("*/*.jsonl")]):
+        name = path.relative_to(base).as_posix()
+        row: dict = {"name": name.removesuffix(".jsonl"), "size": path.stat().st_size}
+        if verify:
+            row["report"] = verify_scroll_file(name)
+        rows.append(row)
+    return rows
+
+
 @require_GET
 def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
+    verify = request.GET.get("verify") == "scrolls"
     context = {
         **_status_context(),
+        "scrolls": _scrolls(verify=verify),
+        "verified": verify,
         "threshold": promotion_threshold(),
         "decay_days": settings.GROVE_DECAY_MIN_AGE_DAYS,
-        "cascade_days": settings.GROVE_CASCADE_MIN_AGE_DAYS,
         "cron": settings.GROVE_SLEEP_CRON,
     }
     return render(request, "dashboard/sleep.html", context)
@@ -46,21 +64,19 @@ def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def sleep_status(request: HtmxHttpRequest) -> HttpResponse:
     """The runs table alone: the page polls it every second while a run is queued or running;
-    once none is, the fragment comes back without its trigger and the polling stops."""
+    once none is, the fragment comes back without its trigger and the polling stops (and the
+    "Run sleep now" button inside it comes back enabled)."""
     return render(request, "dashboard/sleep.html#status", _status_context())
 
 
 @require_POST
 def run_sleep_now(request: HtmxHttpRequest) -> HttpResponse:
-    error = ""
-    try:
-        run = request_sleep(requested_by=OWNER_ACTOR)
-    except GroveError as refused:
-        error = refused.message
-    if request.htmx:
-        return render(request, "dashboard/sleep.html#status", {**_status_context(), "error": error})
-    if error:
-        messages.error(request, error)
-    else:
-        messages.success(request, f"Sleep run #{run.pk} queued for the worker.")
-    return redirect("sleep_runs")
+    return act_response(
+        request,
+        lambda: request_sleep(requested_by=OWNER_ACTOR),
+        done=lambda run: f"Sleep run #{run.pk} queued for the worker.",
+        fallback=reverse("sleep_runs"),
+        row=lambda error: render(
+            request, "dashboard/sleep.html#status", {**_status_context(), "error": error or ""}
+        ),
+    )

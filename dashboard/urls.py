@@ -3,7 +3,15 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from dashboard import audit_views, node_views, search_views, sleep_views, tokens_views, views
+from dashboard import (
+    audit_views,
+    browse_views,
+    node_views,
+    search_views,
+    sleep_views,
+    tokens_views,
+    views,
+)
 from dashboard import auth_views as owner_views
 
 urlpatterns = [
@@ -13,10 +21,14 @@ urlpatterns = [
     path("login/link/<uidb64>/<token>/", owner_views.login_link, name="login_link"),
     path("account/password/", owner_views.set_password, name="set_password"),
     path("tokens/", tokens_views.tokens, name="tokens"),
+    path("tokens/new/", tokens_views.create_token_view, name="create_token"),
     path("overview/waiting/", views.overview_waiting, name="overview_waiting"),
     path("search/", search_views.search, name="search"),
+    path("nodes/", browse_views.browse_nodes, name="browse_nodes"),
+    path("forgotten/", browse_views.forgotten_nodes, name="forgotten"),
     path("node/<int:node_id>/", node_views.node_page, name="node"),
     path("node/<int:node_id>/restore/", audit_views.restore_node, name="restore_node"),
+    path("node/<int:node_id>/extract/", node_views.extract_view, name="node_extract"),
     path("audit/", audit_views.audit_log, name="audit_log"),
     path("audit/export.csv", audit_views.audit_export_csv, name="audit_export_csv"),
     path("audit/export.json", audit_views.audit_export_json, name="audit_export_json"),

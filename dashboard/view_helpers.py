@@ -5,16 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.http import HttpRequest
-from django_htmx.middleware import HtmxDetails
 
 from dashboard.asof import parse_as_of
 from memory.errors import Invalid
+from review.view_helpers import HtmxHttpRequest
+
+__all__ = ["OWNER_ACTOR", "HtmxHttpRequest", "as_of_param"]
 
 OWNER_ACTOR = "owner"
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 def as_of_param(request: HttpRequest) -> tuple[datetime | None, str]:

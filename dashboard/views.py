@@ -50,7 +50,7 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def overview_waiting(request: HttpRequest) -> HttpResponse:
-    """How many nodes the decay gate selects now, as the overview's queue link (its own
-    request: the gate's selection scans every live node)."""
+    """How many nodes the decay sweep collects now, as the overview's queue link (its own
+    request: the mark walks every live holding edge)."""
     context = {"pending_decays": pending_decay_count(), "pending_cap": PENDING_CAP}
     return render(request, "dashboard/overview.html#waiting", context)

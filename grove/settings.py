@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -82,8 +83,18 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+# Only this origin: no inline script or style (scripts are static files, colours are classes or
+# SVG attributes), no frames of us, forms post only here. htmx is served from our static files.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "object-src": [CSP.NONE],
+}
 
 ROOT_URLCONF = "grove.urls"
 WSGI_APPLICATION = "grove.wsgi.application"
@@ -192,14 +203,20 @@ Q_CLUSTER = {
 
 # --- Grove's own knobs -------------------------------------------------------------------
 GROVE_MAX_BODY_CHARS = env_int("GROVE_MAX_BODY_CHARS", 100_000)
+# source and signature travel in every recall packet: long enough for a URL or a path#section.
+GROVE_MAX_SOURCE_CHARS = env_int("GROVE_MAX_SOURCE_CHARS", 2000)
+GROVE_MAX_SIGNATURE_CHARS = env_int("GROVE_MAX_SIGNATURE_CHARS", 200)
+# Importers refuse a file over this size before reading it (a per-file error in the summary).
+GROVE_MAX_IMPORT_BYTES = env_int("GROVE_MAX_IMPORT_BYTES", 64_000_000)
 GROVE_MAX_REQUEST_BYTES = env_int("GROVE_MAX_REQUEST_BYTES", 1_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = GROVE_MAX_REQUEST_BYTES
 GROVE_SCROLL_DIR = Path(env("GROVE_SCROLL_DIR", str(DATA_DIR / "scroll")))
 # Where each verified chain checkpoint is also appended, outside the database (memory/chain.py):
 # someone who rewrites the file and recomputes every hash still disagrees with this.
 GROVE_CHAIN_ANCHOR = Path(env("GROVE_CHAIN_ANCHOR", str(DATA_DIR / "chain-anchor.jsonl")))
-GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 14)
-GROVE_CASCADE_MIN_AGE_DAYS = env_int("GROVE_CASCADE_MIN_AGE_DAYS", 30)
+# Younger than this (store clock) a node is a root. 90 from bench/forgetting_bench.py: the one
+# reachability threshold that beats the retired gate on both live share and regret.
+GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 90)
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
 GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")

@@ -6,18 +6,23 @@ Store clock = Node.created_at; event clock = COALESCE(referent_time, created_at)
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from memory.errors import Invalid
 
 RECENCY_SCALE_DAYS = 365.0
+# A day inside datetime's range on each side: the clocks add and subtract days around an instant
+# (as-of windows, recency), which must never overflow into a 500.
+EARLIEST = datetime.min.replace(tzinfo=UTC) + timedelta(days=1)
+LATEST = datetime.max.replace(tzinfo=UTC) - timedelta(days=1)
 
 
 def parse_instant(value: str | datetime | None, *, field: str = "referent_time") -> datetime | None:
     """Parse an ISO 8601 instant that carries an offset ('Z' accepted) and return it in UTC.
 
     Refuses naive and unparseable values with a message naming the problem: a time without a
-    zone is never guessed.
+    zone is never guessed. Refuses instants within a day of datetime's range (years 0001 and
+    9999 at their edges), which would overflow once converted or shifted.
     """
     if value is None or value == "":
         return None
@@ -45,7 +50,17 @@ def parse_instant(value: str | datetime | None, *, field: str = "referent_time")
             "so it is not guessed",
             code="naive_datetime",
         )
-    return parsed.astimezone(UTC)
+    try:
+        instant = parsed.astimezone(UTC)
+    except OverflowError:
+        instant = None
+    if instant is None or not EARLIEST <= instant <= LATEST:
+        raise Invalid(
+            f"{field} {value!s} is out of range: use an instant between "
+            f"{EARLIEST.date()} and {LATEST.date()} (UTC)",
+            code="bad_datetime",
+        )
+    return instant
 
 
 def recency_weight(event_time: datetime | str | None, *, now: datetime) -> float:

@@ -373,6 +373,82 @@ def similar_edges_duplicated() -> list[str]:
     ]
 
 
+def nests_not_verbatim() -> list[str]:
+    """Every nests edge (container -> part) has a part whose body is the container's body at
+    the span the part records (metadata.extract), word for word (memory/extract.py)."""
+    found = []
+    for edge_id, outer_id, inner_id, outer, inner, meta in _rows(
+        """SELECT e.id, e.from_node_id, e.to_node_id, p.body, c.body, c.metadata
+           FROM memory_edge e JOIN memory_node p ON p.id = e.from_node_id
+           JOIN memory_node c ON c.id = e.to_node_id WHERE e.kind = 'nests'"""
+    ):
+        span = (meta if isinstance(meta, dict) else json.loads(meta or "{}")).get("extract") or {}
+        start, end = span.get("start"), span.get("end")
+        verbatim = (
+            span.get("parent") == outer_id
+            and isinstance(start, int)
+            and isinstance(end, int)
+            and outer[start:end] == inner
+        )
+        if not verbatim:
+            found.append(f"nests edge {edge_id}: node {inner_id} is not verbatim in {outer_id}")
+    return found
+
+
+# Decay is reachability (memory/sleep/reach.py): the sweep never leaves a live holder of a
+# decayed node, and never takes a root. The owner's let go and consolidation are decisions.
+_LAST_DECAY = """(SELECT ev.reason FROM memory_event ev WHERE ev.node_id = {n}.id
+    AND ev.kind = 'decayed' ORDER BY ev.id DESC LIMIT 1)"""
+
+
+def live_node_holds_decayed_node() -> list[str]:
+    from memory.sleep.reach import HOLDING_SQL
+
+    rows = _rows(
+        f"""SELECT e.from_node_id, e.kind, e.to_node_id FROM memory_edge e
+            JOIN memory_node a ON a.id = e.from_node_id AND a.decayed_at IS NULL
+            JOIN memory_node b ON b.id = e.to_node_id AND b.decayed_at IS NOT NULL
+            WHERE e.kind IN ({HOLDING_SQL})
+            AND COALESCE({_LAST_DECAY.format(n="b")}, '') NOT IN ('owner_let_go', 'consolidated')
+            ORDER BY e.id LIMIT {MAX_EXAMPLES}"""
+    )
+    return [f"live node {a} holds decayed node {b} ({kind})" for a, kind, b in rows]
+
+
+def root_decayed() -> list[str]:
+    """A node the sweep decayed (unreachable) that was a root then: read, kept or restored by
+    the owner before, young (store clock), or ground/proposed/sealed now."""
+    from datetime import UTC, datetime, timedelta
+
+    from django.conf import settings
+
+    from memory.sleep.reach import OWNER_RESTORE, PROTECTED_TRUST
+    from memory.trust import trust_map
+
+    rows = _rows(
+        f"""SELECT b.id, b.access_count, b.created_at, b.decayed_at, EXISTS (SELECT 1
+                FROM memory_event o WHERE o.node_id = b.id AND o.at <= b.decayed_at
+                AND (o.kind = 'kept' OR (o.kind = 'restored' AND o.reason = %s))),
+                EXISTS (SELECT 1 FROM memory_event c WHERE c.node_id = b.id
+                AND c.kind IN ('proposed', 'rooted', 'sealed'))
+            FROM memory_node b WHERE b.decayed_at IS NOT NULL
+            AND {_LAST_DECAY.format(n="b")} = 'unreachable'""",
+        (OWNER_RESTORE,),
+    )
+    age = timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)
+
+    def when(value) -> datetime:
+        value = datetime.fromisoformat(value) if isinstance(value, str) else value
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+    bad = {i: "read" for i, reads, *_ in rows if reads}
+    bad |= {i: "owned" for i, _, _, _, owned, _ in rows if owned}
+    bad |= {i: "young" for i, _, made, gone, *_ in rows if when(gone) - when(made) < age}
+    trusts = trust_map([i for i, *_, acts in rows if acts])
+    bad |= {i: str(t) for i, t in trusts.items() if t in PROTECTED_TRUST}
+    return [f"root node {i} ({why}) was decayed as unreachable" for i, why in sorted(bad.items())]
+
+
 CHECKS: dict[str, Callable[[], list[str]]] = {
     "permanent_but_decayed": permanent_but_decayed,
     "decayed_without_event": decayed_without_event,
@@ -380,16 +456,19 @@ CHECKS: dict[str, Callable[[], list[str]]] = {
     "permanent_without_event": permanent_without_event,
     "edges_touching_missing_nodes": edges_touching_missing_nodes,
     "fts_out_of_sync": fts_out_of_sync,
-    "body_hash_mismatch": body_hash_mismatch,
-    "verdicts_disagree_with_body": verdicts_disagree_with_body,
-    "nodes_disagree_with_arrival": nodes_disagree_with_arrival,
-    "scrolls_disagree_with_pairs": scrolls_disagree_with_pairs,
-    "hash_chain": hash_chain,
-    "chain_anchors": chain_anchors,
     "vectors_of_wrong_dimension": vectors_of_wrong_dimension,
     "vectors_nan_or_zero": vectors_nan_or_zero,
     "vectors_of_missing_nodes": vectors_of_missing_nodes,
     "live_nodes_without_vectors": live_nodes_without_vectors,
     "ground_or_proposed_decayed": ground_or_proposed_decayed,
     "similar_edges_duplicated": similar_edges_duplicated,
+    "body_hash_mismatch": body_hash_mismatch,
+    "verdicts_disagree_with_body": verdicts_disagree_with_body,
+    "nodes_disagree_with_arrival": nodes_disagree_with_arrival,
+    "scrolls_disagree_with_pairs": scrolls_disagree_with_pairs,
+    "hash_chain": hash_chain,
+    "chain_anchors": chain_anchors,
+    "nests_not_verbatim": nests_not_verbatim,
+    "live_node_holds_decayed_node": live_node_holds_decayed_node,
+    "root_decayed": root_decayed,
 }

@@ -97,6 +97,7 @@ class EventKind(models.TextChoices):
     KEPT = "kept"
     PROMOTED_PERMANENT = "promoted_permanent"
     PROPOSED = "proposed"
+    DECLINED = "declined"  # the owner's "not now" to a proposal: unreviewed again, on record
     ROOTED = "rooted"
     SUPERSEDED = "superseded"
     SEALED = "sealed"
@@ -114,6 +115,7 @@ class EventKind(models.TextChoices):
 CEREMONY_EVENT_KINDS = frozenset(
     {
         EventKind.PROPOSED,
+        EventKind.DECLINED,
         EventKind.ROOTED,
         EventKind.SUPERSEDED,
         EventKind.SEALED,
@@ -128,6 +130,9 @@ class DecayReason(models.TextChoices):
     CASCADE = "cascade"
     CONSOLIDATED = "consolidated"
     OWNER_LET_GO = "owner_let_go"
+    # Nothing alive reaches it through a holding edge (memory/sleep/decay.py). The gate's
+    # age_no_access and the cascade are retired; their old events keep their reasons.
+    UNREACHABLE = "unreachable"
 
 
 def _choices_check(field: str, choices: type[models.TextChoices]) -> Q:
@@ -154,6 +159,8 @@ class Node(models.Model):
     scroll_hash = models.CharField(max_length=64, blank=True, default="")
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
+    # Distinct UTC days (store clock) with a read: permanence needs three, so a burst counts once.
+    read_days = models.PositiveIntegerField(default=0, db_default=0)
     permanent = models.BooleanField(default=False)
     permanent_at = models.DateTimeField(null=True, blank=True)
     decayed_at = models.DateTimeField(null=True, blank=True)
@@ -170,7 +177,10 @@ class Node(models.Model):
             models.Index(fields=["created_at"], name="memory_node_created_at"),
             models.Index(fields=["decayed_at"], name="memory_node_decayed_at"),
             models.Index(fields=["kind", "domain"], name="memory_node_kind_domain"),
-            # Exactly the decay gate's candidates (live, unread, not permanent), by store clock:
+            # The dashboard's browse sorts by the event clock (an immutable column: no write cost
+            # after arrival).
+            models.Index(fields=["referent_time"], name="memory_node_referent_time"),
+            # The decay mark's candidates (live, unread, not permanent), by store clock:
             # pending decays read these without touching the other rows.
             models.Index(
                 fields=["created_at"],

@@ -137,6 +137,12 @@ def is_open(question_id: int) -> bool:
     return _open_questions().filter(pk=_question(question_id).pk).exists()
 
 
+def open_among(question_ids: Iterable[int]) -> set[int]:
+    """Which of these questions are open, in one query (for lists)."""
+    ids = [int(i) for i in question_ids]
+    return set(_open_questions().filter(pk__in=ids).values_list("pk", flat=True))
+
+
 def open_questions_near(
     node_ids: Iterable[int], *, domains: Iterable[str] | None = None, limit: int = 10
 ) -> list[dict[str, Any]]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Case, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
 from memory.cites import pend_cite
@@ -45,6 +45,23 @@ def visible_node(
     return node, trusts[node.pk]
 
 
+def access_fields(now: datetime) -> dict[str, Any]:
+    """The UPDATE that counts one read at `now` (store clock): access_count +1, last_accessed_at,
+    and read_days +1 only on a new UTC day, so a burst of reads on one day counts one day (the
+    promotion rule needs reads on three days). Used by read() and by the owner's keep."""
+    day = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    new_day = Q(last_accessed_at__isnull=True) | Q(last_accessed_at__lt=day)
+    return {
+        "access_count": F("access_count") + 1,
+        "read_days": Case(
+            When(new_day, then=F("read_days") + 1),
+            default=F("read_days"),
+            output_field=PositiveIntegerField(),
+        ),
+        "last_accessed_at": now,
+    }
+
+
 def read(
     node_id: int,
     *,
@@ -70,7 +87,7 @@ def read(
     with transaction.atomic():
         # Guarded by decayed_at: a decay committed between the check and here wins.
         counted = Node.objects.filter(pk=node.pk, decayed_at__isnull=True).update(
-            access_count=F("access_count") + 1, last_accessed_at=now
+            **access_fields(now)
         )
         if not counted:
             raise NotFound(_MISSING.format(id=node.pk))

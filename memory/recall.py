@@ -189,6 +189,9 @@ def _reserve(cache: _Matrix, need: int) -> None:
 
 
 def _append(cache: _Matrix, rows: list[tuple]) -> None:
+    # A blob of the wrong length (edited in the file) is skipped, not reshaped into a crash;
+    # integrity's vectors_of_wrong_dimension names it.
+    rows = [r for r in rows if len(r[3]) == cache.dim * 4]
     count = len(rows)
     _reserve(cache, cache.n + count)
     block = np.frombuffer(b"".join(bytes(r[3]) for r in rows), dtype="<f4").reshape(

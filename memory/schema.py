@@ -50,16 +50,11 @@ def schema_problems(alias: str = DEFAULT_DB_ALIAS) -> list[str]:
         if app in ours and (app, name) not in loader.disk_migrations
     )
     problems = [f"applied migrations this code does not know: {', '.join(unknown)}"] * bool(unknown)
-    # Every migration of the graph, not only the plan to its leaves: a gap below an applied
-    # leaf (a later migration applied, an earlier one not) is behind too.
-    applied = set(loader.applied_migrations)
-    missing = [
-        key
-        for leaf in loader.graph.leaf_nodes()
-        for key in loader.graph.forwards_plan(leaf)
-        if key not in applied
-    ]
-    if pending := [f"{app}.{name}" for app, name in dict.fromkeys(missing)]:
+    # Every migration on disk that is not recorded, not just the plan to the leaves: Django's
+    # plan skips an applied leaf, so a hole in the middle of the history would pass unseen.
+    applied = loader.applied_migrations
+    missing = sorted(key for key in loader.graph.nodes if key not in applied)
+    if pending := [f"{app}.{name}" for app, name in missing]:
         shown = ", ".join(pending[:5]) + (
             f" and {len(pending) - 5} more" if len(pending) > 5 else ""
         )

@@ -7,6 +7,11 @@ of its line, record sha256) so the words it was made from can always be found an
 
 Reads are bounded (READ_LIMIT bytes per call): the scroll is a record to consult, never a
 document to hand out whole.
+
+A conversation belongs to a domain: the same name in two domains is two scrolls, with their own
+sequence numbers and responds_to chains. Files: `<conversation>.jsonl` for the default domain
+(`personal`, where every scroll lived before scrolls had domains, so existing files keep working
+and keep growing) and `<domain>/<conversation>.jsonl` for every other domain.
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ from django.utils import timezone
 from memory.clocks import parse_instant
 from memory.errors import Invalid, NotFound, TooLarge
 from memory.models import ApiToken, EdgeKind, Jurisdiction, Kind, Node
-from memory.write import ScrollPointer, WriteResult, scrub, write_node
+from memory.write import ScrollPointer, WriteResult, check_lengths, scrub, write_node
 
 READ_LIMIT = 8192
 # A conversation name becomes a file name: letters, digits, dot, dash, underscore; no leading
 # dot (hidden files, "..") and no separators, so it can never leave the scroll directory.
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _CHUNK = 65536
+# The domain whose scrolls keep the top-level names they had before scrolls belonged to domains.
+DEFAULT_DOMAIN = "personal"
 
 
 def scroll_dir() -> Path:
@@ -43,19 +50,24 @@ def scroll_dir() -> Path:
     return path
 
 
-def scroll_name(conversation: str) -> str:
-    """The scroll's file name, relative to the scroll directory. Refuses unsafe names."""
+def scroll_name(conversation: str, domain: str = DEFAULT_DOMAIN) -> str:
+    """The scroll's file name, relative to the scroll directory: one per (domain, conversation).
+    Refuses unsafe conversation names and domains (Invalid)."""
     if not isinstance(conversation, str) or not _SAFE_NAME.fullmatch(conversation):
         raise Invalid(
             f"conversation name {conversation!r} is not allowed: use 1-128 letters, digits, "
             "'.', '-' or '_', not starting with '.' or '-'",
             code="bad_conversation",
         )
-    return f"{conversation}.jsonl"
+    if domain == DEFAULT_DOMAIN:
+        return f"{conversation}.jsonl"
+    if not isinstance(domain, str) or not _SAFE_NAME.fullmatch(domain):
+        raise Invalid(f"domain {domain!r} cannot name a scroll folder", code="bad_domain")
+    return f"{domain}/{conversation}.jsonl"
 
 
-def _path(conversation: str) -> Path:
-    return scroll_dir() / scroll_name(conversation)
+def _path(conversation: str, domain: str = DEFAULT_DOMAIN) -> Path:
+    return scroll_dir() / scroll_name(conversation, domain)
 
 
 def record_hash(record: dict[str, Any]) -> str:
@@ -89,14 +101,17 @@ def _last_record(handle) -> dict[str, Any] | None:
     return None
 
 
-def _append(conversation: str, record: dict[str, Any]) -> tuple[str, int, dict[str, Any]]:
+def _append(
+    conversation: str, domain: str, record: dict[str, Any]
+) -> tuple[str, int, dict[str, Any]]:
     """Append one record under an exclusive file lock; return (relative path, offset, record).
 
     The lock (fcntl.flock) keeps two processes from interleaving lines or reusing a sequence
     number; fsync makes the line durable before the pair that points at it is committed.
     """
-    name = scroll_name(conversation)
+    name = scroll_name(conversation, domain)
     path = scroll_dir() / name
+    path.parent.mkdir(exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(fd, "r+b") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
@@ -135,16 +150,19 @@ def commit_turn(
     """Append a turn to the conversation's scroll, then write its pair node (recording the
     agent `token` it came through, if any).
 
-    The pair points into the scroll (path, offset, record hash), responds_to the previous pair
-    of the conversation, and cites every wild node `holder` read since their last pair.
-    Reads the store clock to stamp the record and the pair. Refuses (Invalid) unsafe
-    conversation names, non-text or empty turns, blank signatures, naive referent times;
-    (TooLarge) turns longer than the body limit. All checks run before the scroll is touched.
-    The database write lock is taken before the file lock, so the two never deadlock.
+    The pair points into the scroll of (domain, conversation) (path, offset, record hash),
+    responds_to the previous pair of the conversation in the same domain, and cites every wild
+    node `holder` read since their last pair. Reads the store clock to stamp the record and the
+    pair. Refuses (Invalid) unsafe conversation names or domains, non-text or empty turns, blank
+    signatures, naive referent times; (TooLarge) turns longer than the body limit. All checks
+    run before the scroll is touched. The database write lock is taken before the file lock,
+    so the two never deadlock.
     """
     from memory.cites import consume_cites
 
-    scroll_name(conversation)
+    if not isinstance(domain, str) or not domain.strip():
+        raise Invalid("domain must be a non-empty label", code="bad_domain")
+    scroll_name(conversation, domain)
     if not isinstance(user, str) or not isinstance(assistant, str):
         raise Invalid("user and assistant must be text", code="bad_body")
     body = f"user: {user}\nassistant: {assistant}"
@@ -156,13 +174,13 @@ def commit_turn(
         raise Invalid("the turn is empty once transport scaffolding is removed", code="empty_body")
     if not isinstance(signature, str) or not signature.strip():
         raise Invalid("signature is required: say who wrote this", code="unsigned")
-    if not isinstance(domain, str) or not domain.strip():
-        raise Invalid("domain must be a non-empty label", code="bad_domain")
+    check_lengths(source="", signature=signature)
     referent = parse_instant(referent_time)
 
     with transaction.atomic():
         name, offset, record = _append(
             conversation,
+            domain,
             {
                 "at": timezone.now().isoformat(),
                 "conversation": conversation,
@@ -173,9 +191,15 @@ def commit_turn(
                 "referent_time": referent.isoformat() if referent else None,
             },
         )
+        # The same domain only, so no responds_to edge crosses domains; the top-level file
+        # too, where this domain's turns may sit from before scrolls had domains.
         previous = (
-            Node.objects.filter(kind=Kind.PAIR, scroll_path=name)
-            .order_by("-scroll_offset")
+            Node.objects.filter(
+                kind=Kind.PAIR,
+                domain=domain,
+                scroll_path__in={name, scroll_name(conversation)},
+            )
+            .order_by("-id")
             .values_list("pk", flat=True)
             .first()
         )
@@ -196,8 +220,8 @@ def commit_turn(
     return result
 
 
-def _size(conversation: str) -> tuple[Path, int]:
-    path = _path(conversation)
+def _size(conversation: str, domain: str) -> tuple[Path, int]:
+    path = _path(conversation, domain)
     if not path.exists():
         raise NotFound(f"no scroll for conversation {conversation!r}")
     return path, path.stat().st_size
@@ -214,16 +238,20 @@ def _bounded(length: Any, *, what: str) -> int:
     return length
 
 
-def read_tail(conversation: str, *, max_bytes: int = READ_LIMIT) -> bytes:
+def read_tail(
+    conversation: str, *, max_bytes: int = READ_LIMIT, domain: str = DEFAULT_DOMAIN
+) -> bytes:
     """The last `max_bytes` bytes of the scroll (at most READ_LIMIT). Refuses larger reads."""
     _bounded(max_bytes, what="tail")
-    path, size = _size(conversation)
+    path, size = _size(conversation, domain)
     with path.open("rb") as handle:
         handle.seek(max(0, size - max_bytes))
         return handle.read(max_bytes)
 
 
-def read_slices(conversation: str, ranges: Iterable[tuple[int, int]]) -> list[bytes]:
+def read_slices(
+    conversation: str, ranges: Iterable[tuple[int, int]], *, domain: str = DEFAULT_DOMAIN
+) -> list[bytes]:
     """Several (offset, length) slices in one call. Refuses when their union covers more than
     READ_LIMIT bytes, so adjacent slices cannot rebuild what one oversized read may not."""
     spans = []
@@ -246,7 +274,7 @@ def read_slices(conversation: str, ranges: Iterable[tuple[int, int]]) -> list[by
         raise TooLarge(
             f"these slices together cover {covered} bytes, over the {READ_LIMIT}-byte limit"
         )
-    path, size = _size(conversation)
+    path, size = _size(conversation, domain)
     out = []
     with path.open("rb") as handle:
         for start, length in spans:
@@ -255,9 +283,11 @@ def read_slices(conversation: str, ranges: Iterable[tuple[int, int]]) -> list[by
     return out
 
 
-def read_slice(conversation: str, *, offset: int, length: int) -> bytes:
+def read_slice(
+    conversation: str, *, offset: int, length: int, domain: str = DEFAULT_DOMAIN
+) -> bytes:
     """`length` bytes (at most READ_LIMIT) from byte `offset` of the scroll."""
-    return read_slices(conversation, [(offset, length)])[0]
+    return read_slices(conversation, [(offset, length)], domain=domain)[0]
 
 
 def read_scroll(conversation: str) -> bytes:
@@ -268,14 +298,14 @@ def read_scroll(conversation: str) -> bytes:
     )
 
 
-def verify_scroll(conversation: str) -> dict[str, Any]:
+def verify_scroll(conversation: str, *, domain: str = DEFAULT_DOMAIN) -> dict[str, Any]:
     """Re-hash every record and check sequence numbers run 1, 2, 3 ... without gaps.
 
     Streams the file line by line (the check reads it all, but hands nothing out). Returns
     {"conversation", "records", "ok", "problems": [...]}.
     """
-    _size(conversation)
-    return {"conversation": conversation, **verify_scroll_file(scroll_name(conversation))}
+    _size(conversation, domain)
+    return {"conversation": conversation, **verify_scroll_file(scroll_name(conversation, domain))}
 
 
 def verify_scroll_file(name: str) -> dict[str, Any]:

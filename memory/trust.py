@@ -1,7 +1,9 @@
 """Trust is derived from authority events, never stored (DESIGN.md, the four axes).
 
 Precedence: sealed (the latest seal/unseal is a seal) > rejected > superseded > ground (rooted)
-> proposed > unreviewed. Sealing hides without erasing: unseal restores what trust was before.
+> proposed (the latest propose/decline is a proposal) > unreviewed. Sealing hides without
+erasing: unseal restores what trust was before. Declining a proposal makes the node unreviewed
+again, so an agent may propose it again; the history stays in the log.
 """
 
 from __future__ import annotations
@@ -27,15 +29,29 @@ _PRECEDENCE = (
     (EventKind.REJECTED, Trust.REJECTED),
     (EventKind.SUPERSEDED, Trust.SUPERSEDED),
     (EventKind.ROOTED, Trust.GROUND),
-    (EventKind.PROPOSED, Trust.PROPOSED),
+)
+# Pairs where the later event wins: (on, off, trust while on).
+_TOGGLES = (
+    (EventKind.SEALED, EventKind.UNSEALED),
+    (EventKind.PROPOSED, EventKind.DECLINED),
 )
 
 
-def _derive(kinds: Collection[str], last_seal: str | None) -> str:
-    """One node's trust from the authority kinds it has and the latest of its seal/unseal."""
-    if last_seal == EventKind.SEALED:
+def trust_from(latest: dict[str, tuple]) -> str:
+    """Trust from each ceremony kind's latest (at, id) on one node: the one rule, shared by
+    trust_map and by callers that group the log themselves (the overview's counts)."""
+
+    def on(kind: str, off: str) -> bool:
+        return kind in latest and (off not in latest or latest[kind] > latest[off])
+
+    if on(EventKind.SEALED, EventKind.UNSEALED):
         return Trust.SEALED.value
-    return next((t.value for k, t in _PRECEDENCE if k in kinds), Trust.UNREVIEWED.value)
+    for kind, trust in _PRECEDENCE:
+        if kind in latest:
+            return trust.value
+    if on(EventKind.PROPOSED, EventKind.DECLINED):
+        return Trust.PROPOSED.value
+    return Trust.UNREVIEWED.value
 
 
 def _events(kinds: Collection[str], as_of: datetime | None) -> QuerySet[Event]:
@@ -49,16 +65,16 @@ def with_trust(qs: QuerySet[Node] | None = None, *, as_of: datetime | None = Non
     """Annotate each node with `trust`, as it stands now or as it stood at `as_of` (event clock
     of the audit log, Event.at)."""
     qs = Node.objects.all() if qs is None else qs
-    last_seal = Subquery(
-        _events([EventKind.SEALED, EventKind.UNSEALED], as_of)
-        .order_by("-at", "-id")
-        .values("kind")[:1]
-    )
+
+    def last(on: str, off: str) -> Subquery:
+        return Subquery(_events([on, off], as_of).order_by("-at", "-id").values("kind")[:1])
+
     whens = [When(_sealed=EventKind.SEALED.value, then=Value(Trust.SEALED.value))]
     whens += [
         When(Exists(_events([kind], as_of)), then=Value(trust.value)) for kind, trust in _PRECEDENCE
     ]
-    return qs.annotate(_sealed=last_seal).annotate(
+    whens += [When(_proposed=EventKind.PROPOSED.value, then=Value(Trust.PROPOSED.value))]
+    return qs.annotate(_sealed=last(*_TOGGLES[0]), _proposed=last(*_TOGGLES[1])).annotate(
         trust=Case(*whens, default=Value(Trust.UNREVIEWED.value), output_field=CharField())
     )
 
@@ -69,20 +85,18 @@ def trust_map(node_ids: Iterable[int], *, as_of: datetime | None = None) -> dict
     result = {node_id: Trust.UNREVIEWED.value for node_id in ids}
     if not ids:
         return result
-    seen: dict[int, set[str]] = {}
-    last_seal: dict[int, str] = {}
+    seen: dict[int, dict[str, tuple]] = {}
     for start in range(0, len(ids), 900):
         qs = Event.objects.filter(
             node_id__in=ids[start : start + 900], kind__in=CEREMONY_EVENT_KINDS
         )
         if as_of is not None:
             qs = qs.filter(at__lte=as_of)
-        for node_id, kind in qs.order_by("at", "id").values_list("node_id", "kind"):
-            seen.setdefault(node_id, set()).add(kind)
-            if kind in (EventKind.SEALED, EventKind.UNSEALED):
-                last_seal[node_id] = kind
-    for node_id, kinds in seen.items():
-        result[node_id] = _derive(kinds, last_seal.get(node_id))
+        rows = qs.order_by("at", "id").values_list("node_id", "kind", "at", "id")
+        for node_id, kind, at, event_id in rows:
+            seen.setdefault(node_id, {})[kind] = (at, event_id)
+    for node_id, latest in seen.items():
+        result[node_id] = trust_from(latest)
     return result
 
 
@@ -101,8 +115,7 @@ def trust_counts(*, total: int | None = None) -> dict[str, int]:
         latest.setdefault(row["node_id"], {})[row["kind"]] = (row["last_at"], row["last_id"])
     counts = {t.value: 0 for t in Trust}
     for kinds in latest.values():
-        seals = [k for k in (EventKind.SEALED, EventKind.UNSEALED) if k in kinds]
-        counts[_derive(kinds, max(seals, key=kinds.__getitem__, default=None))] += 1
+        counts[trust_from(kinds)] += 1
     total = Node.objects.count() if total is None else total
     counts[Trust.UNREVIEWED.value] += total - len(latest)
     return counts

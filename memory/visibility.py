@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
@@ -72,9 +72,10 @@ class Visibility:
         return " AND ".join(clauses) or "TRUE", params
 
 
-def db_time(value: datetime) -> str:
-    # Django's SQLite backend stores aware datetimes as naive UTC text; compare like with like.
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
+def db_time(value: datetime) -> Any:
+    """An instant as the database stores it, for raw SQL: Django's own adaptation (naive UTC
+    text on SQLite, an aware timestamp on PostgreSQL), so comparisons are like with like."""
+    return connection.ops.adapt_datetimefield_value(value)
 
 
 def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:

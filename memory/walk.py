@@ -8,6 +8,8 @@ records them on the ticket; step() may take only a disclosed route.
 Routes:
 - out: an edge from this node (edge_kind is its kind), target = the edge's other end;
 - in: an edge to this node, target = the edge's source;
+- deeper / shallower: a nests edge (container -> part) taken forward to a verbatim extract of
+  this node, or back to the node this one was extracted from (memory/extract.py);
 - next / prev: the neighbouring node of the same thread, by store clock (created_at, then id).
   A thread is the scroll for pairs (same scroll_path) and otherwise the node's first origin:
   the siblings derived_from the same parent (the turns of one imported session, the notes
@@ -35,7 +37,9 @@ from memory.read import read, visible_node
 from memory.recall import packet, preview_rows
 from memory.visibility import Visibility, db_time, lawful
 
-DIRECTIONS = ("in", "out", "next", "prev")
+DIRECTIONS = ("in", "out", "next", "prev", "deeper", "shallower")
+# nests edges are routes down into a node's extracts and back up: named, not plain in/out.
+_NESTED = {"out": "deeper", "in": "shallower"}
 MAX_ROUTES = 50
 ALL_DOMAINS = "*"
 _SIBLING_PROBE = 20
@@ -127,7 +131,7 @@ def _edge_routes(node_id: int, vis: Visibility) -> list[tuple[str, str, int]]:
         ("in", kind, source)
         for kind, source in incoming.order_by("id").values_list("kind", "from_node_id")[:MAX_ROUTES]
     ]
-    return routes
+    return [(_NESTED[d] if k == EdgeKind.NESTS else d, k, t) for d, k, t in routes]
 
 
 def _thread_siblings(node: Node, vis: Visibility) -> list[tuple[str, int]]:

@@ -11,7 +11,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal, NoReturn
 
@@ -93,6 +93,14 @@ class WriteResult:
         return self.status == "created"
 
 
+def check_lengths(*, source: str, signature: str) -> None:
+    """Refuse (TooLarge) a source or signature over its limit: both travel in every packet."""
+    for name, text in (("source", source), ("signature", signature)):
+        limit = getattr(settings, f"GROVE_MAX_{name.upper()}_CHARS")
+        if isinstance(text, str) and len(text) > limit:
+            raise TooLarge(f"{name} has {len(text)} characters; the limit is {limit}")
+
+
 def _choice(value: Any, choices, field: str) -> str:
     if value not in choices.values:
         raise Invalid(
@@ -114,6 +122,8 @@ def _parse_origins(origins: Iterable[Mapping[str, Any]] | None) -> list[tuple[in
                 f"origin id {origin['id']!r} is not a node id", code="bad_origin"
             ) from None
         relation = _choice(origin.get("relation", EdgeKind.DERIVED_FROM), EdgeKind, "edge_kind")
+        if relation == EdgeKind.NESTS:  # container -> part, made only by extract (nest_into)
+            raise Invalid("nests edges are made by extracting, not named", code="bad_origin")
         parsed.append((origin_id, relation))
     return parsed
 
@@ -173,6 +183,7 @@ def _validate(
         raise TooLarge(
             f"body has {len(body)} characters; the limit is {settings.GROVE_MAX_BODY_CHARS}"
         )
+    check_lengths(source=source, signature=signature)
     kind = _choice(kind, Kind, "kind")
     jurisdiction = _choice(jurisdiction, Jurisdiction, "jurisdiction")
     if not isinstance(signature, str) or not signature.strip():
@@ -226,6 +237,7 @@ def write_node(
     actor: str | None = None,
     created_at: datetime | None = None,
     token: ApiToken | None = None,
+    nest: Nest | None = None,
 ) -> WriteResult:
     """Write one node through scrub, validation and the tombstone/revival/duplicate lookup.
 
@@ -234,7 +246,9 @@ def write_node(
     oversized bodies, naive or unparseable referent_time, a non-pair without origins, a pair
     without a scroll pointer, unknown origins; refuses (Conflict) content the owner rejected.
     Nothing is stored when anything is refused (but the refusal's own event). `token` is the
-    agent token the write came through: the node and its events record it.
+    agent token the write came through: the node and its events record it. With `nest`
+    (memory/extract.py) the node is a verbatim part of its parent (see nest_into): never merged
+    with a duplicate, though the tombstone still applies.
     """
     request = _validate(
         body=body,
@@ -251,6 +265,8 @@ def write_node(
         created_at=created_at,
         token=token,
     )
+    if nest is not None:
+        request = replace(request, metadata={**request.metadata, "extract": nest.as_json()})
     claim = request.kind not in OCCURRENCE_KINDS  # occurrences are never merged or refused
     with transaction.atomic():
         origin_ids = {origin_id for origin_id, _ in request.links}
@@ -259,9 +275,12 @@ def write_node(
             raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
         refused_by = _tombstone(request) if claim else None
         if refused_by is None:
-            if claim and (known := _known(request)) is not None:
+            if claim and nest is None and (known := _known(request)) is not None:
                 return known
-            return WriteResult(_insert(request), "created")
+            node = _insert(request)
+            if nest is not None:
+                nest_into(node, nest, actor=request.actor)
+            return WriteResult(node, "created")
     _refuse(request, refused_by)
 
 
@@ -391,3 +410,35 @@ def _insert(request: _Request) -> Node:
     except IntegrityError as exc:
         raise Invalid(f"refused by the database: {exc}", code="constraint") from exc
     return node
+
+
+# --- nested verbatim extracts (the write path's hook for memory/extract.py) -------------------
+
+
+@dataclass(frozen=True)
+class Nest:
+    """Where an extract sits: its body is parent.body[start:end], word for word."""
+
+    parent: int
+    start: int
+    end: int
+
+    def as_json(self) -> dict[str, int]:
+        return {"parent": self.parent, "start": self.start, "end": self.end}
+
+
+def nest_into(node: Node, nest: Nest, *, actor: str) -> None:
+    """Inside the write's transaction: refuse (Invalid, not_verbatim) unless the new node's body
+    is exactly parent.body[start:end], then add the nests edge parent -> node (container ->
+    part). An extract is an occurrence of those words in that parent: it is never merged with
+    other nodes of the same words (only the tombstone applies)."""
+    parent = Node.objects.filter(pk=nest.parent).values_list("body", flat=True).first()
+    if parent is None or parent[nest.start : nest.end] != node.body or nest.start < 0:
+        raise Invalid(
+            f"the extract is not node {nest.parent}'s text from {nest.start} to {nest.end}, "
+            "word for word",
+            code="not_verbatim",
+        )
+    Edge.objects.create(
+        from_node_id=nest.parent, to_node=node, kind=EdgeKind.NESTS, created_by=actor
+    )

@@ -7,7 +7,10 @@ two racing ceremonies exactly one wins. The unique partial indexes memory_event_
 memory_event_one_superseded, and the trigger memory_event_rooted_hash_matches, hold the same
 rules for any other path.
 
-Only the owner roots, supersedes, seals, unseals and rejects; an agent may propose. The API
+Only the owner roots, supersedes, seals, unseals, declines and rejects; an agent may propose.
+Two noes: decline says "not now" to a proposal (the node stays, unreviewed, and may be proposed
+again); reject says "false" (a tombstone). Ground is corrected by supersede: reject refuses it
+unless the owner has confirmed twice (ground_confirmed). The API
 never exposes the owner's acts, and they refuse an "agent:" actor as defence in depth.
 """
 
@@ -93,6 +96,16 @@ def can_root(node: Node, trust: str) -> GroveError | None:
         return Conflict(f"node {node.pk} is already ground", code="is_ground")
     if not node.is_live:
         return Conflict(f"node {node.pk} has decayed: restore it before rooting", code="decayed")
+    return None
+
+
+def can_decline(node: Node, trust: str) -> GroveError | None:
+    """Why the owner may not decline a proposal on `node`, or None: only a proposed node can."""
+    if trust != Trust.PROPOSED:
+        return Conflict(
+            f"node {node.pk} is {trust}, not proposed: there is no proposal to decline",
+            code="not_proposed",
+        )
     return None
 
 
@@ -222,6 +235,8 @@ def supersede(
                 jurisdiction=old.jurisdiction,
                 domain=old.domain,
                 signature=owner,
+                # The edge stays derived_from (walks, decay and recall read it so); the graph
+                # draws it as "supersedes" from the superseded event (supersedes_pairs).
                 origins=[{"id": old.pk, "relation": "derived_from"}],
                 source=old.source,
                 actor=owner,
@@ -289,16 +304,48 @@ def unseal(node_id: int, *, owner: str, reason: str = ""):
         return _record(EventKind.UNSEALED, node=node, actor=owner, reason=label, detail=extra)
 
 
-def reject(node_id: int, *, owner: str, reason: str):
-    """Reject a node: its content becomes a tombstone that write_node refuses on re-arrival
-    (same domain, same content_key). Refuses (Forbidden) an agent actor, (Invalid) an empty
-    reason, (NotFound) an unknown node, (Conflict) a node already rejected."""
+def decline(node_id: int, *, owner: str, reason: str = ""):
+    """Say "not now" to a proposal: the node stays in memory, unreviewed again (an agent may
+    propose it again, and the queue then shows this decline). Writes one declined event naming
+    the proposal it answers. Refuses (Forbidden) an agent actor, (NotFound) an unknown node,
+    (Conflict) a node that is not proposed -- re-checked under the write lock."""
+    owner = _owner(owner)
+    label, extra = _short(_reason(reason))
+    with transaction.atomic():
+        node = node_in_domains(node_id)
+        _check(can_decline(node, trust_of(node.pk)))
+        proposal = node.events.filter(kind=EventKind.PROPOSED).order_by("-at", "-id").first()
+        return _record(
+            EventKind.DECLINED,
+            node=node,
+            actor=owner,
+            reason=label,
+            detail={
+                "proposal": proposal.pk if proposal else None,
+                "proposer": proposal.actor if proposal else "",
+                **extra,
+            },
+        )
+
+
+def reject(node_id: int, *, owner: str, reason: str, ground_confirmed: bool = False):
+    """Reject a node as false: its content becomes a tombstone that write_node refuses on
+    re-arrival (same domain, same content_key). Ground is corrected by supersede, so a ground
+    node is rejected only with `ground_confirmed` (the owner's second confirmation). Refuses
+    (Forbidden) an agent actor, (Invalid) an empty reason, (NotFound) an unknown node,
+    (Conflict) a node already rejected, or ground without ground_confirmed."""
     owner = _owner(owner)
     label, extra = _short(_reason(reason, required=True))
     with transaction.atomic():
         node = node_in_domains(node_id)
         if node.events.filter(kind=EventKind.REJECTED).exists():
             raise Conflict(f"node {node.pk} is already rejected", code="is_rejected")
+        if not ground_confirmed and trust_of(node.pk) == Trust.GROUND:
+            raise Conflict(
+                f"node {node.pk} is ground: correct it by superseding it, or confirm twice "
+                "that it is false",
+                code="is_ground",
+            )
         return _record(
             EventKind.REJECTED,
             node=node,

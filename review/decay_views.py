@@ -1,19 +1,19 @@
-"""Pending decays: what the gate selects now and soon, with why, and the owner's keep / let go
-now. Thin: the gate and both acts live in memory/decay.py.
+"""Pending decays: what the sweep collects now and soon, with why nothing holds each node, and
+the owner's keep / let go now (behind a confirmation, with Undo on the spot). Thin: the mark,
+the sweep and both acts live in memory/sleep/.
 """
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memory.errors import GroveError
+from memory.models import Node
 from memory.sleep import decay
-from review.queue import decided_row, pending_decay_rows
-from review.view_helpers import HtmxHttpRequest, back, get_node_or_404, owner_name
+from review.queue import decided_row, decision_item, pending_decay_rows
+from review.view_helpers import HtmxHttpRequest, act_response, get_node_or_404, owner_name
 
 DEFAULT_WITHIN_DAYS = 7
 MAX_WITHIN_DAYS = 365
@@ -36,6 +36,13 @@ def _within_days(raw: str | None) -> tuple[int, str | None]:
     return value, None
 
 
+def _undoable(raw: str) -> Node | None:
+    """The node just let go, if it is still decayed: the page offers to undo it on the spot."""
+    if not raw.isdigit():
+        return None
+    return Node.objects.filter(pk=int(raw), decayed_at__isnull=False).first()
+
+
 PAGE_ROWS = 50  # a screenful to decide on; deciding brings up the next ones
 
 
@@ -55,41 +62,57 @@ def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
         "now_rows": rows["now"],
         "soon_rows": rows["soon"],
         "here": request.get_full_path(),
+        "undo": _undoable(request.GET.get("let_go", "")),
     }
     return render(request, "review/decays.html", context)
 
 
-def _decide(request: HtmxHttpRequest, node_id: int, act: str) -> HttpResponse:
+@require_POST
+def keep(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     node = get_node_or_404(node_id)
-    error = None
-    try:
-        if act == "keep":
-            node = decay.keep(node.pk, actor=owner_name(request))
-        else:
-            node = decay.let_go(node.pk, actor=owner_name(request))
-    except GroveError as exc:
-        error = exc.message
-    state = "" if error else {"keep": "kept", "let_go": "let go"}[act]
-    if request.htmx:
-        # 200 even on refusal: htmx swaps only 2xx answers, and the row carries the message.
+
+    def row(error: str | None) -> HttpResponse:
+        fresh = get_node_or_404(node.pk)
         context = {
-            "row": decided_row(node, state=state),
+            "row": decided_row(fresh, state="" if error else "kept"),
             "row_error": error,
             "here": reverse("pending_decays"),
         }
         return render(request, "review/decays.html#row", context)
-    if error:
-        messages.error(request, f"Nothing was written: {error}")
-    else:
-        messages.success(request, f"#{node.pk} {state}.")
-    return back(request, reverse("pending_decays"))
+
+    return act_response(
+        request,
+        lambda: decay.keep(node.pk, actor=owner_name(request)),
+        done=lambda _: f"#{node.pk} kept.",
+        fallback=reverse("pending_decays"),
+        row=row,
+    )
 
 
-@require_POST
-def keep(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    return _decide(request, node_id, "keep")
-
-
-@require_POST
+@require_http_methods(["GET", "POST"])
 def let_go(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    return _decide(request, node_id, "let_go")
+    """Let go now, behind a confirmation that says what it does (GET, or a POST without
+    `confirmed`); once done, the pending list comes back with an Undo (restore) on the spot."""
+    node = get_node_or_404(node_id)
+    if request.method == "POST" and request.POST.get("confirmed") == "yes":
+        undo_here = reverse("pending_decays") + f"?let_go={node.pk}"
+        return act_response(
+            request,
+            lambda: decay.let_go(node.pk, actor=owner_name(request)),
+            done=lambda _: "",  # the page it lands on says so, beside its Undo
+            fallback=undo_here,
+        )
+    context = {"item": decision_item(node), "next": request.GET.get("next", "")}
+    return render(request, "review/let_go_confirm.html", context)
+
+
+@require_POST
+def undo_let_go(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
+    """Undo a let go: restore the node (a restored event; its access count is untouched)."""
+    node = get_node_or_404(node_id)
+    return act_response(
+        request,
+        lambda: decay.restore(node.pk, actor=owner_name(request)),
+        done=lambda _: f"#{node.pk} restored: it is live again.",
+        fallback=reverse("pending_decays"),
+    )

@@ -7,11 +7,16 @@ order the queue oldest proposal first. Nothing here writes; the acts live in rev
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 
+from django.utils import timezone
+
+from memory.errors import GroveError
 from memory.models import Event, EventKind, Node, Trust
 from memory.sleep.decay import pending_decays
 from memory.trust import trust_map
+from review import ceremony
 
 # Trust states whose words are never shown on a decision page (sealed hides everything,
 # rejected is a tombstone).
@@ -20,36 +25,138 @@ NO_WORDS = frozenset({Trust.SEALED.value, Trust.REJECTED.value})
 
 @dataclass(frozen=True)
 class Item:
-    """One node as a decision row: the node, its trust now, and the proposal that queued it."""
+    """One node as a decision row: the node, its trust now, the proposal that queued it, and
+    the owner's earlier declines of it (an agent's re-proposal shows that history)."""
 
     node: Node
     trust: str
     proposal: Event | None
+    declines: tuple[Event, ...] = ()
 
     @property
     def shows_words(self) -> bool:
         return self.trust not in NO_WORDS
 
+    @property
+    def root_refusal(self) -> GroveError | None:
+        """ceremony.can_root for the templates: why this node cannot be rooted, or None."""
+        return ceremony.can_root(self.node, self.trust)
+
+    @property
+    def supersede_refusal(self) -> GroveError | None:
+        return ceremony.can_supersede(self.node, self.trust)
+
+    @property
+    def decline_refusal(self) -> GroveError | None:
+        return ceremony.can_decline(self.node, self.trust)
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    """The queue's filters, from the query string; blank means any."""
+
+    agent: str = ""
+    domain: str = ""
+    kind: str = ""
+    older_than_days: int = 0
+
+    @classmethod
+    def from_query(cls, query) -> QueueFilters:
+        try:
+            days = max(0, min(int(query.get("age") or 0), 3650))
+        except ValueError:
+            days = 0
+        return cls(
+            agent=query.get("agent", "").strip(),
+            domain=query.get("domain", "").strip(),
+            kind=query.get("kind", "").strip(),
+            older_than_days=days,
+        )
+
+    def as_query(self) -> dict[str, str]:
+        pairs = {"agent": self.agent, "domain": self.domain, "kind": self.kind}
+        pairs["age"] = str(self.older_than_days) if self.older_than_days else ""
+        return {k: v for k, v in pairs.items() if v}
+
+
+@dataclass
+class Waiting:
+    """Every proposed node, oldest latest-proposal first, and the facets to filter them by."""
+
+    items: list[Item] = field(default_factory=list)
+    agents: dict[str, int] = field(default_factory=dict)
+    domains: dict[str, int] = field(default_factory=dict)
+    kinds: dict[str, int] = field(default_factory=dict)
+
+    def matching(self, filters: QueueFilters) -> list[Item]:
+        cutoff = timezone.now() - timedelta(days=filters.older_than_days)
+        return [
+            item
+            for item in self.items
+            if item.proposal is not None
+            and (not filters.agent or item.proposal.actor == filters.agent)
+            and (not filters.domain or item.node.domain == filters.domain)
+            and (not filters.kind or item.node.kind == filters.kind)
+            and (not filters.older_than_days or item.proposal.at <= cutoff)
+        ]
+
+
+def waiting() -> Waiting:
+    """Every node whose trust is proposed now, each with its latest proposal (proposer = actor,
+    reason, detail) and its earlier declines, oldest latest-proposal first (Event.at, the store
+    clock of events; the age filter reads the same clock against now). Sealed, rejected,
+    ground, superseded and declined nodes never appear, even if once proposed."""
+    # Start from the proposal events, not the nodes: a node table of 100k rows has a few
+    # hundred proposals, and trust is derived for those alone.
+    latest: dict[int, Event] = {}
+    declines: dict[int, list[Event]] = {}
+    kinds = [EventKind.PROPOSED, EventKind.DECLINED]
+    events = Event.objects.filter(kind__in=kinds).defer("snapshot").order_by("at", "id")
+    for event in events:
+        if event.node_id is None:  # a proposal always names its node
+            continue
+        if event.kind == EventKind.PROPOSED:
+            latest[event.node_id] = event
+        else:
+            declines.setdefault(event.node_id, []).append(event)
+    trust = trust_map(latest)
+    ids = sorted((i for i in latest if trust[i] == Trust.PROPOSED), key=lambda i: (latest[i].at, i))
+    # Only what the filters and facets read; with_bodies() loads the shown page whole.
+    nodes = Node.objects.only("id", "domain", "kind").in_bulk(ids)
+    result = Waiting()
+    for i in ids:
+        if i not in nodes:
+            continue
+        item = Item(nodes[i], Trust.PROPOSED.value, latest[i], tuple(declines.get(i, ())))
+        result.items.append(item)
+        for facet, key in (
+            (result.agents, latest[i].actor),
+            (result.domains, item.node.domain),
+            (result.kinds, item.node.kind),
+        ):
+            facet[key] = facet.get(key, 0) + 1
+    return result
+
+
+def with_bodies(items: list[Item]) -> list[Item]:
+    """`items` with their whole nodes (waiting() loads only the fields its filters read)."""
+    nodes = Node.objects.defer("metadata").in_bulk([item.node.pk for item in items])
+    return [replace(item, node=nodes[item.node.pk]) for item in items if item.node.pk in nodes]
+
 
 def proposed_queue(*, limit: int = 50) -> tuple[list[Item], int]:
-    """The oldest `limit` nodes whose trust is proposed, oldest proposal first (Event.at), each
-    with its proposal event (proposer = actor, reason, detail), and how many are waiting in all.
-    Sealed, rejected, ground and superseded nodes never appear, even if once proposed."""
-    # Start from the proposal events, not the nodes: a node table of 100k rows has a handful
-    # of proposals, and trust is derived for those alone.
-    first: dict[int, Event] = {}
-    for event in Event.objects.filter(kind=EventKind.PROPOSED).order_by("at", "id"):
-        if event.node_id is not None:  # a proposal always names its node
-            first.setdefault(event.node_id, event)
-    trust = trust_map(first)
-    waiting = [node_id for node_id in first if trust[node_id] == Trust.PROPOSED]
-    nodes = Node.objects.in_bulk(waiting[:limit])
-    items = [
-        Item(node=nodes[i], trust=Trust.PROPOSED.value, proposal=first[i])
-        for i in waiting[:limit]
-        if i in nodes
-    ]
-    return items, len(waiting)
+    """The oldest `limit` proposed nodes and how many are waiting in all."""
+    items = waiting().items
+    return with_bodies(items[:limit]), len(items)
+
+
+def next_waiting(*, after: int, filters: QueueFilters | None = None) -> int | None:
+    """The oldest proposed node other than `after` that matches `filters`: where the owner goes
+    once they have decided on one."""
+    for item in waiting().matching(filters or QueueFilters()):
+        if item.node.pk != after:
+            return item.node.pk
+    return None
 
 
 def sealed_nodes(*, limit: int = 200) -> list[Item]:
@@ -65,9 +172,10 @@ def sealed_nodes(*, limit: int = 200) -> list[Item]:
 
 
 def decision_item(node: Node) -> Item:
-    """One node with its trust now and its latest proposal, if any."""
+    """One node with its trust now, its latest proposal, if any, and its declines."""
     trust = trust_map([node.pk])[node.pk]
-    return Item(node=node, trust=trust, proposal=_proposals([node.pk]).get(node.pk))
+    declines = node.events.filter(kind=EventKind.DECLINED).order_by("at", "id")
+    return Item(node, trust, _proposals([node.pk]).get(node.pk), tuple(declines))
 
 
 def _proposals(node_ids: list[int]) -> dict[int, Event]:
@@ -85,9 +193,9 @@ def _proposals(node_ids: list[int]) -> dict[int, Event]:
 
 def pending_decay_rows(*, within_days: float, limit: int = 500) -> dict[str, list[dict]]:
     """memory.sleep.decay.pending_decays split for the page: {"now": [...], "soon": [...]}, each row
-    with its trust; a rejected node's excerpt is dropped (its words are a tombstone). Store
-    clock only (the gate's). Sealed, ground and proposed nodes never appear: the gate spares
-    them."""
+    with its trust and why nothing holds it; a rejected node's excerpt is dropped (its words are
+    a tombstone). Store clock only. Sealed, ground and proposed nodes never appear: they are
+    roots."""
     rows = pending_decays(within_days=within_days, limit=limit)
     trust = trust_map([row["id"] for row in rows])
     split: dict[str, list[dict]] = {"now": [], "soon": []}
@@ -131,3 +239,32 @@ def _hidden(ch: str) -> bool:
 def hidden_marks(text: str) -> list[str]:
     """The invisible or direction-control characters in `text`, as sorted "U+XXXX" labels."""
     return sorted({f"U+{ord(ch):04X}" for ch in text if _hidden(ch)})
+
+
+def replacement(node_id: int) -> Event | None:
+    """The superseded event of `node_id` (related_node = its replacement), or None: what the
+    "replaced by #N on <date>" banner shows."""
+    return (
+        Event.objects.filter(node_id=node_id, kind=EventKind.SUPERSEDED)
+        .select_related("related_node")
+        .first()
+    )
+
+
+SUPERSEDES = "supersedes"  # the label the graph draws for a replacement's edge to the old node
+
+
+def drawn_as_supersedes(edges: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`edges` (from, to, kind) with each replacement's derived_from edge to the node it
+    superseded relabelled "supersedes", so a picture shows the relation, not the mechanism
+    (the stored edge stays derived_from: walks, decay and recall read it so)."""
+    ids = {a for a, _, _ in edges}
+    pairs = set(
+        Event.objects.filter(kind=EventKind.SUPERSEDED, related_node_id__in=ids).values_list(
+            "related_node_id", "node_id"
+        )
+    )
+    return [
+        (a, b, SUPERSEDES if kind == "derived_from" and (a, b) in pairs else kind)
+        for a, b, kind in edges
+    ]

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponseRedirect
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.middleware import HtmxDetails
 
+from memory.errors import GroveError
 from memory.models import Node
 
 
@@ -33,3 +38,31 @@ def back(request: HttpRequest, default: str) -> HttpResponseRedirect:
     ):
         target = default
     return redirect(target)
+
+
+def act_response(
+    request: HtmxHttpRequest,
+    act: Callable[[], Any],
+    *,
+    done: Callable[[Any], str],
+    fallback: str,
+    row: Callable[[str | None], HttpResponse | None] | None = None,
+) -> HttpResponse:
+    """Run one act and answer: htmx gets `row(error)` (the swapped fragment, 200 even on a
+    refusal because htmx swaps only 2xx answers, so the fragment carries the message); a plain
+    POST, or a row that answers None, gets a message and a redirect to a safe `next`."""
+    error: str | None = None
+    result: Any = None
+    try:
+        result = act()
+    except GroveError as exc:
+        error = exc.message
+    if request.htmx and row is not None:
+        fragment = row(error)
+        if fragment is not None:
+            return fragment
+    if error:
+        messages.error(request, f"Nothing was written: {error}")
+    elif said := done(result):  # "" when the page the redirect lands on says it already
+        messages.success(request, said)
+    return back(request, fallback)

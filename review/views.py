@@ -1,30 +1,72 @@
 """The owner's decision screens: the review queue, a node's decision panel, and the root,
-reject, seal and unseal acts. Thin: every rule lives in review/ceremony.py.
+decline, reject, seal and unseal acts. Thin: every rule lives in review/ceremony.py.
 
 Every act works as a plain form POST that redirects back (to a safe `next`), and, when htmx
-posts it from a queue row, answers with that row alone so the row swaps in place.
+posts it from a queue row, answers with that row alone so the row swaps in place. Reject, the
+destructive one, always passes through a confirmation page that says what it does.
 """
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from memory.authority import authority_report
 from memory.errors import GroveError
+from memory.models import Trust
+from memory.questions import open_questions_near
 from review import ceremony
-from review.queue import decision_item, hidden_marks, proposed_queue, sealed_nodes
-from review.view_helpers import HtmxHttpRequest, back, get_node_or_404, owner_name
+from review.queue import (
+    QueueFilters,
+    decision_item,
+    hidden_marks,
+    next_waiting,
+    replacement,
+    sealed_nodes,
+    waiting,
+    with_bodies,
+)
+from review.view_helpers import (
+    HtmxHttpRequest,
+    act_response,
+    back,
+    get_node_or_404,
+    owner_name,
+)
 
-QUEUE_PAGE = 50  # rows per page: the oldest first; deciding them brings up the next
+QUEUE_PAGE = 50  # rows per page, oldest first
+
+
+def queue_url(filters: QueueFilters, **extra: str) -> str:
+    query = urlencode({**filters.as_query(), **extra})
+    return reverse("review_queue") + (f"?{query}" if query else "")
 
 
 @require_GET
 def review_queue(request: HtmxHttpRequest) -> HttpResponse:
-    items, total = proposed_queue(limit=QUEUE_PAGE)
-    context = {"items": items, "total": total, "sealed": sealed_nodes(limit=QUEUE_PAGE)}
+    """Proposed nodes, oldest first, filtered by agent, domain, kind and age, 50 a page."""
+    filters = QueueFilters.from_query(request.GET)
+    everything = waiting()
+    matching = everything.matching(filters)
+    page = Paginator(matching, QUEUE_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "page": page,
+        "items": with_bodies(list(page.object_list)),
+        "total": len(everything.items),
+        "matching": len(matching),
+        "filters": filters,
+        "filter_query": urlencode(filters.as_query()),
+        "facets": everything,
+        "ages": (1, 7, 30, 90),
+        "here": request.get_full_path(),
+        "sealed": sealed_nodes(limit=QUEUE_PAGE),
+    }
     return render(request, "review/queue.html", context)
 
 
@@ -34,20 +76,28 @@ def review_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     item = decision_item(node)
     context = {
         "item": item,
-        "rootable": ceremony.can_root(node, item.trust) is None,
-        "supersedable": ceremony.can_supersede(node, item.trust) is None,
+        "replaced": replacement(node.pk),
+        "near_questions": open_questions_near([node.pk]) if item.shows_words else [],
     }
     return render(request, "review/node.html", context)
 
 
+def _origins(node_id: int) -> list[dict]:
+    try:
+        return authority_report(node_id).get("origins", [])
+    except GroveError:
+        return []
+
+
 @require_http_methods(["GET", "POST"])
 def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    """GET shows the exact stored body and its hash; POST adopts it if the submitted hash is
-    the hash of what was shown. A refusal re-renders the screen with the reason, writing nothing."""
+    """GET shows the exact stored body, its hash, what it came from and why it was proposed;
+    POST adopts it if the submitted hash is the hash of what was shown, then goes on to the
+    next waiting item (same filters). A refusal re-renders the screen, writing nothing."""
     node = get_node_or_404(node_id)
-    error = None
-    words = ""
-    status = 200
+    source = request.POST if request.method == "POST" else request.GET
+    filters = QueueFilters.from_query(source)
+    error, words, status = None, "", 200
     if request.method == "POST":
         words = request.POST.get("adopting_words", "")
         try:
@@ -61,56 +111,107 @@ def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
             error, status = exc, exc.status
         else:
             messages.success(request, f"Rooted #{node.pk}: it is ground now.")
-            return redirect("review_node", node_id=node.pk)
+            following = next_waiting(after=node.pk, filters=filters)
+            if following is None:
+                return redirect(queue_url(filters))
+            query = urlencode(filters.as_query())
+            target = reverse("review_root", args=[following])
+            return redirect(target + (f"?{query}" if query else ""))
     item = decision_item(node)
     context = {
         "item": item,
-        "rootable": ceremony.can_root(node, item.trust) is None,
         "error": error,
         "words": words,
         "marks": hidden_marks(node.body),
+        "origins": _origins(node.pk) if item.shows_words else [],
+        "filters": filters,
+        "queue_href": queue_url(filters),
     }
     return render(request, "review/root.html", context, status=status)
 
 
-def _row_act(request: HtmxHttpRequest, node_id: int, act: str) -> HttpResponse:
-    """Run one act on a node. htmx gets the queue row back (with the refusal inside it, if
-    any); a plain POST gets a message and a redirect."""
-    node = get_node_or_404(node_id)
-    owner = owner_name(request)
-    reason = request.POST.get("reason", "")
-    error = None
-    try:
-        if act == "reject":
-            ceremony.reject(node.pk, owner=owner, reason=reason)
-        elif act == "seal":
-            ceremony.seal(node.pk, owner=owner, reason=reason)
-        else:
-            ceremony.unseal(node.pk, owner=owner, reason=reason)
-    except GroveError as exc:
-        error = exc.message
-    if request.htmx:
-        # 200 even on refusal: htmx swaps only 2xx answers, and the row carries the message.
-        context = {"item": decision_item(node), "row_error": error}
-        return render(request, "review/queue.html#row", context)
-    if error:
-        messages.error(request, f"Nothing was written: {error}")
-    else:
-        done = {"reject": "Rejected", "seal": "Sealed", "unseal": "Unsealed"}[act]
-        messages.success(request, f"{done} #{node.pk}.")
-    return back(request, reverse("review_queue"))
+def _row(request: HtmxHttpRequest, node_id: int):
+    """The queue row of `node_id` as it stands after an act, with the refusal inside it."""
+
+    def answer(error: str | None) -> HttpResponse:
+        item = decision_item(get_node_or_404(node_id))
+        return render(request, "review/queue.html#row", {"item": item, "row_error": error})
+
+    return answer
 
 
 @require_POST
-def review_reject(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    return _row_act(request, node_id, "reject")
+def review_decline(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
+    node = get_node_or_404(node_id)
+    return act_response(
+        request,
+        lambda: ceremony.decline(
+            node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
+        ),
+        done=lambda _: f"Declined #{node.pk}: it stays in memory, unreviewed.",
+        fallback=reverse("review_queue"),
+        row=_row(request, node.pk),
+    )
 
 
 @require_POST
 def review_seal(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    return _row_act(request, node_id, "seal")
+    node = get_node_or_404(node_id)
+    return act_response(
+        request,
+        lambda: ceremony.seal(
+            node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
+        ),
+        done=lambda _: f"Sealed #{node.pk}.",
+        fallback=reverse("review_queue"),
+        row=_row(request, node.pk),
+    )
 
 
 @require_POST
 def review_unseal(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    return _row_act(request, node_id, "unseal")
+    node = get_node_or_404(node_id)
+    return act_response(
+        request,
+        lambda: ceremony.unseal(
+            node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
+        ),
+        done=lambda _: f"Unsealed #{node.pk}.",
+        fallback=reverse("review_queue"),
+        row=_row(request, node.pk),
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def review_reject(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
+    """Reject as false, Django-admin style: GET (or a POST without `confirmed`) shows what it
+    will do; ground needs a second page (step=ground) before it can be confirmed at all."""
+    node = get_node_or_404(node_id)
+    item = decision_item(node)
+    post = request.POST if request.method == "POST" else request.GET
+    is_ground = item.trust == Trust.GROUND
+    ground_ok = is_ground and post.get("ground_confirmed") == "yes"
+    error, status = None, 200
+    confirmed = request.method == "POST" and post.get("confirmed") == "yes"
+    if confirmed and (ground_ok or not is_ground):
+        try:
+            ceremony.reject(
+                node.pk,
+                owner=owner_name(request),
+                reason=post.get("reason", ""),
+                ground_confirmed=ground_ok,
+            )
+        except GroveError as exc:
+            error, status = exc, exc.status
+        else:
+            messages.success(request, f"Rejected #{node.pk} as false: its words are a tombstone.")
+            return back(request, reverse("review_node", args=[node.pk]))
+    context = {
+        "item": item,
+        "stage": "ground" if is_ground and post.get("step") != "ground" and not ground_ok else "",
+        "ground": is_ground,
+        "reason": post.get("reason", ""),
+        "next": post.get("next", ""),
+        "error": error,
+    }
+    return render(request, "review/reject_confirm.html", context, status=status)

@@ -25,8 +25,10 @@ _TEMPLATE: list[Path] = []
 
 
 def _migrated_template(tmp_path_factory) -> Path:
-    """Migrated once per session (a fresh migrate takes seconds), then copied per test."""
-    if not _TEMPLATE:
+    """Migrated once per session (a fresh migrate takes seconds), then copied per test. A runner
+    that calls pytest twice in one process (mutmut) gets a new temp dir: migrate again there."""
+    if not _TEMPLATE or not _TEMPLATE[0].exists():
+        _TEMPLATE.clear()
         path = tmp_path_factory.mktemp("realdb") / "template.sqlite3"
         with use_database(path):
             call_command("migrate", verbosity=0)

@@ -40,6 +40,13 @@ def chain_anchor(tmp_path, settings) -> Path:
     return settings.GROVE_CHAIN_ANCHOR
 
 
+@pytest.fixture(autouse=True)
+def _decay_age_14_days(settings) -> None:
+    """The decay tests speak of 40-day-old nodes against a 14-day threshold: pin it, so the
+    shipped default (chosen by the forgetting bench) can move without rewriting them."""
+    settings.GROVE_DECAY_MIN_AGE_DAYS = 14
+
+
 @pytest.fixture
 def root_note(db) -> Node:
     """A journal entry to hang origins on (journal needs an origin too, so it cites a scroll-less

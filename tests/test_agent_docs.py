@@ -73,7 +73,8 @@ def test_the_bash_examples_run_against_a_live_server(live_server, vault, tmp_pat
     assert done.returncode == 0, done.stderr + done.stdout
     assert "Heat pumps need their filters cleaned every autumn." in done.stdout
     assert ApiToken.objects.get().name == "my-agent"
-    page = Node.objects.get(kind="internet")
+    page, part = Node.objects.filter(kind="internet").order_by("id")
+    assert (part.body, part.metadata["extract"]["parent"]) == ("Heat pumps", page.pk)
     inference = Node.objects.get(kind="inference")
     assert (page.access_count >= 1, inference.out_edges.get().to_node_id) == (True, page.pk)
     assert Node.objects.filter(kind="pair", signature="agent:my-agent").count() == 1

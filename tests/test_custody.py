@@ -186,7 +186,7 @@ def test_scroll_verification_never_follows_a_pointer_out_of_the_scrolls(db, tmp_
         "INSERT INTO memory_node (body, body_hash, content_key, jurisdiction, kind, domain,"
         " signature, source, metadata, created_at, scroll_path, scroll_offset, scroll_hash,"
         " access_count, permanent) VALUES ('x', %s, %s, 'home', 'pair', 'personal', 'raw', '',"
-        " '{}', '2026-01-01', '../../etc/hostname', 0, %s, 0, 0)",
+        " '{}', '2026-01-01', '../../etc/hostname', 0, %s, 0, FALSE)",
         ("0" * 64, "0" * 64, "0" * 64),
     )
     assert failing("scrolls_disagree_with_pairs") == [

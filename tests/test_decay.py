@@ -4,12 +4,16 @@ import json
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.db import connection
 from django.utils import timezone
 
 from memory.errors import Conflict
 from memory.models import Edge, Event, Node
-from memory.sleep.decay import decay, keep, let_go, pending_decays, restore
+from memory.questions import answer, plant_question
+from memory.read import read
+from memory.sleep.decay import _sweep, decay, keep, let_go, pending_decays, restore
+from memory.sleep.reach import mark
 from memory.write import write_node
 
 
@@ -48,14 +52,80 @@ def is_decayed(node: Node) -> bool:
     return node.decayed_at is not None
 
 
-def test_it_decays_an_old_unread_unlinked_node_and_snapshots_it(lone):
+def chain(make_note, lone, *, days_old: float = 40) -> tuple[Node, Node, Node]:
+    """P <- K <- G: K derived from P, G derived from K, all `days_old` by the store clock."""
+    p = lone("P: the origin page.", days_old=days_old)
+    k = make_note("K: a note on P.", days_old=days_old, origins=[{"id": p.pk}])
+    g = make_note("G: a note on K.", days_old=days_old, origins=[{"id": k.pk}])
+    return p, k, g
+
+
+def test_it_decays_an_old_unread_unlinked_node_as_unreachable_and_snapshots_it(lone):
     node = lone("An old page nobody read.", days_old=40)
     assert node.access_count == 0 and not Edge.objects.filter(from_node=node).exists()
-    assert decay()["gate"] == 1
+    assert decay()["count"] == 1
     event = Event.objects.get(node=node, kind="decayed")
-    assert event.reason == "age_no_access"
+    assert event.reason == "unreachable" and event.actor == "sleep"
     assert event.snapshot["excerpt"] == "An old page nobody read."
     assert event.snapshot["access_count"] == 0 and "created_at" in event.snapshot
+
+
+def test_a_chain_is_collected_once_nothing_holds_it(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    assert Edge.objects.filter(from_node=g, to_node=k, kind="derived_from").exists()
+    decay()
+    assert is_decayed(p) and is_decayed(k) and is_decayed(g)
+
+
+def test_an_old_unread_cluster_with_internal_edges_is_collected(make_note, lone):
+    a = lone("Cluster page A.", days_old=40)
+    b = make_note(
+        "Cluster note B cites A.", days_old=40, origins=[{"id": a.pk, "relation": "cites"}]
+    )
+    c = make_note("Cluster note C on B.", days_old=40, origins=[{"id": b.pk}])
+    Edge.objects.create(from_node=a, to_node=c, kind="similar", created_by="sleep")
+    decay()
+    assert all(is_decayed(n) for n in (a, b, c))
+
+
+def test_similar_edges_do_not_hold(lone):
+    old = lone("An old page.", days_old=40)
+    fresh = lone("A fresh page much like it.")
+    Edge.objects.create(from_node=fresh, to_node=old, kind="similar", created_by="sleep")
+    decay()
+    assert is_decayed(old) and not is_decayed(fresh)
+
+
+@pytest.mark.parametrize("kind", ["responds_to", "consolidated_into"])
+def test_sequence_and_consolidation_do_not_hold(lone, kind):
+    old = lone("An old page.", days_old=40)
+    fresh = lone("A fresh page after it.")
+    Edge.objects.create(from_node=fresh, to_node=old, kind=kind, created_by="sleep")
+    decay()
+    assert is_decayed(old)
+
+
+def test_a_read_leaf_holds_its_whole_provenance_chain(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    other = lone("An unrelated old page.", days_old=40)
+    read(g.pk, actor="agent:scout")
+    decay()
+    assert is_decayed(other)
+    assert not any(is_decayed(n) for n in (p, k, g))
+
+
+def test_a_held_node_does_not_hold_its_holder(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    read(p.pk, actor="agent:scout")
+    decay()
+    assert not is_decayed(p) and is_decayed(k) and is_decayed(g)
+
+
+def test_a_young_node_holds_what_it_derives_from(make_note, lone):
+    p = lone("An old page.", days_old=40)
+    young = make_note("A note written today about it.", origins=[{"id": p.pk}])
+    decay()
+    assert not is_decayed(p) and not is_decayed(young)
 
 
 def test_it_spares_a_young_node(lone):
@@ -72,20 +142,13 @@ def test_it_spares_a_read_node(lone):
     assert not is_decayed(node)
 
 
-def test_it_spares_a_node_with_a_live_neighbour(lone, make_note, root_note):
-    node = make_note("An old note from the notebook.", days_old=40)
-    assert Edge.objects.filter(from_node=node, to_node=root_note).exists()
-    assert root_note.decayed_at is None
+def test_the_owners_let_go_still_decays_a_held_node(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    read(g.pk, actor="agent:scout")
+    let_go(k.pk, actor="owner")
     decay()
-    assert not is_decayed(node)
-
-
-def test_it_decays_a_node_whose_only_neighbours_are_decayed(make_note, root_note):
-    node = make_note("An old note whose notebook is gone.", days_old=40)
-    let_go(root_note.pk, actor="owner")
-    assert is_decayed(root_note)
-    decay()
-    assert is_decayed(node)
+    assert is_decayed(k) and not is_decayed(g)
+    assert Event.objects.get(node=k, kind="decayed").reason == "owner_let_go"
 
 
 def test_it_spares_a_permanent_node(lone):
@@ -95,12 +158,24 @@ def test_it_spares_a_permanent_node(lone):
     assert not is_decayed(node)
 
 
-@pytest.mark.parametrize("kind", ["rooted", "proposed"])
-def test_it_spares_ground_and_proposed_nodes(lone, kind):
-    node = lone(f"An old {kind} page.", days_old=40)
+@pytest.mark.parametrize("kind", ["rooted", "proposed", "sealed"])
+def test_ground_proposed_and_sealed_nodes_are_roots(make_note, lone, kind):
+    origin = lone(f"The origin of an old {kind} note.", days_old=40)
+    node = make_note(f"An old {kind} note.", days_old=40, origins=[{"id": origin.pk}])
     authority(node, kind)
     decay()
-    assert not is_decayed(node)
+    assert not is_decayed(node) and not is_decayed(origin)
+
+
+def test_an_open_question_holds_its_subject_until_answered(make_note, lone):
+    subject = lone("An old page a question asks about.", days_old=40)
+    with time_machine.travel(timezone.now() - timedelta(days=40)):
+        question = plant_question("Is it true?", about=[subject.pk], signature="owner")
+    decay()
+    assert not is_decayed(subject) and not is_decayed(question)
+    answer(question.pk, make_note("Yes.", days_old=40, origins=[{"id": subject.pk}]).pk, actor="o")
+    decay()
+    assert is_decayed(subject) and is_decayed(question)
 
 
 def test_it_reads_the_store_clock_not_the_referent_time(lone):
@@ -110,36 +185,11 @@ def test_it_reads_the_store_clock_not_the_referent_time(lone):
     assert not is_decayed(node)
 
 
-def test_the_cascade_takes_a_child_whose_parents_are_all_gone(make_note, root_note):
-    child = make_note("An old derived note.", days_old=40)
-    make_note("A sibling citing it.", origins=[{"id": child.pk, "relation": "cites"}])
-    let_go(root_note.pk, actor="owner")
-    result = decay()
-    assert result["cascade"] == 1 and is_decayed(child)
-    assert Event.objects.get(node=child, kind="decayed").reason == "cascade"
-
-
-def test_the_cascade_spares_a_child_younger_than_30_days(make_note, root_note):
-    child = make_note("A derived note, 20 days old.", days_old=20)
-    make_note("A sibling citing it.", origins=[{"id": child.pk, "relation": "cites"}])
-    let_go(root_note.pk, actor="owner")
-    decay()
-    assert not is_decayed(child)
-
-
-def test_the_cascade_spares_a_child_with_another_live_parent(make_note, lone, root_note):
-    other = lone("Another live parent.")
-    child = make_note(
-        "A note derived from two.",
-        days_old=40,
-        origins=[
-            {"id": root_note.pk, "relation": "derived_from"},
-            {"id": other.pk, "relation": "derived_from"},
-        ],
-    )
-    let_go(root_note.pk, actor="owner")
-    decay()
-    assert not is_decayed(child)
+def test_a_work_cap_sweeps_holders_first(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    assert decay(limit=1)["count"] == 1
+    assert is_decayed(g) and not is_decayed(k) and not is_decayed(p)
+    assert decay()["count"] == 2
 
 
 def test_a_dry_run_changes_nothing(lone, counts):
@@ -149,12 +199,13 @@ def test_a_dry_run_changes_nothing(lone, counts):
     assert counts() == before
 
 
-def test_keep_counts_as_a_read(lone):
-    node = keep(lone("Keep me.", days_old=40).pk, actor="owner")
-    assert node.access_count == 1 and node.last_accessed_at is not None
-    assert Event.objects.filter(node=node, kind="kept").exists()
+def test_keep_is_an_act_that_makes_a_root_holding_its_chain(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    g = keep(g.pk, actor="owner")
+    assert g.access_count == 1 and g.read_days == 1 and g.last_accessed_at is not None
+    assert Event.objects.filter(node=g, kind="kept", actor="owner").exists()
     decay()
-    assert not is_decayed(node)
+    assert not any(is_decayed(n) for n in (p, k, g))
 
 
 @pytest.mark.parametrize("kind", ["rooted", "proposed"])
@@ -180,6 +231,25 @@ def test_restore_brings_a_node_back_with_its_event(lone):
     assert node.decayed_at is None
     kinds = list(Event.objects.filter(node=node).order_by("id").values_list("kind", "reason"))
     assert kinds == [("arrived", ""), ("decayed", "owner_let_go"), ("restored", "owner_restore")]
+
+
+def test_restore_brings_back_what_the_node_holds_and_survives_the_next_sleep(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    decay()
+    assert all(is_decayed(n) for n in (p, k, g))
+    restore(k.pk, actor="owner")
+    assert not is_decayed(k) and not is_decayed(p) and is_decayed(g)
+    assert Event.objects.get(node=p, kind="restored").reason == "held_by_restore"
+    assert decay()["count"] == 0
+    assert not is_decayed(k) and not is_decayed(p)
+
+
+def test_restore_leaves_the_owners_let_go_alone(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    let_go(p.pk, actor="owner")
+    decay()
+    restore(g.pk, actor="owner")
+    assert not is_decayed(g) and not is_decayed(k) and is_decayed(p)
 
 
 def test_restore_refuses_a_live_node(lone):
@@ -212,8 +282,28 @@ def test_pending_decays_lists_now_and_soon_with_why(lone):
     items = pending_decays(within_days=5)
     assert [p["id"] for p in items] == [now_node.pk, soon.pk]
     assert items[1]["days_until_eligible"] == pytest.approx(4, abs=0.1)
-    assert items[1]["never_read"] and items[1]["no_live_neighbour"]
+    assert items[0]["why"] == ["not read", "20 days old", "no live neighbour"]
     assert not items[1]["eligible_now"] and items[0]["eligible_now"]
+
+
+def test_pending_decays_say_why_a_neighbour_does_not_hold(lone):
+    old = lone("An old page.", days_old=40)
+    other = lone("Another page like it.")
+    Edge.objects.create(from_node=other, to_node=old, kind="similar", created_by="sleep")
+    (item,) = pending_decays()
+    assert item["id"] == old.pk
+    assert (
+        item["why"][-1] == f"its only live neighbour #{other.pk} is `similar`, which does not hold"
+    )
+
+
+def test_pending_decays_soon_waits_for_a_young_holder(make_note, lone):
+    p = lone("An old page.", days_old=40)
+    k = make_note("A note on it from ten days ago.", days_old=10, origins=[{"id": p.pk}])
+    assert pending_decays() == []
+    items = {i["id"]: i for i in pending_decays(within_days=5)}
+    assert set(items) == {p.pk, k.pk}
+    assert items[p.pk]["days_until_eligible"] == pytest.approx(4, abs=0.1)
 
 
 def test_pending_decays_with_a_limit_gives_the_most_eligible(lone):
@@ -237,18 +327,17 @@ def test_pending_decays_filters_by_domain(lone):
     assert len(pending_decays(domains=["work"])) == 1
 
 
-def test_the_gate_is_rechecked_under_the_lock(lone):
-    node = lone("Read between selection and flag.", days_old=40)
-    from memory.sleep import decay as decay_module
-
-    cutoff = timezone.now() - timedelta(days=14)
+def test_the_sweep_rechecks_under_the_lock(make_note, lone):
+    node = lone("Read between mark and sweep.", days_old=40)
+    held = lone("Held by a new edge between mark and sweep.", days_old=40)
+    found = mark(timezone.now() - timedelta(days=14))
+    assert set(found.garbage.tolist()) >= {node.pk, held.pk}
     Node.objects.filter(pk=node.pk).update(access_count=1)
-    done = decay_module._decay_ids(
-        [node.pk],
-        where=decay_module._GATE,
-        cutoff=cutoff,
+    make_note("A new note citing it.", origins=[{"id": held.pk, "relation": "cites"}])
+    done = _sweep(
+        [node.pk, held.pk],
+        cutoff=timezone.now() - timedelta(days=14),
         since=timezone.now(),
-        reason="age_no_access",
-        actor="sleep",
+        edge_mark=found.edge_mark,
     )
-    assert done == [] and not is_decayed(node)
+    assert done == [] and not is_decayed(node) and not is_decayed(held)

@@ -76,3 +76,54 @@ def test_relative_sources_resolve_against_base(db, tmp_path):
     root(node.pk, adopting_words="yes", expected_body_hash=node.body_hash, owner="owner")
     assert find_drift(base=tmp_path) == []
     assert [d["problem"] for d in find_drift(base=tmp_path / "elsewhere")] == ["missing"]
+
+
+# --- vault sections: source file.md#slug, judged on the section's own words -----------------
+
+
+@pytest.fixture
+def rooted_section(db, tmp_path):
+    from memory.importers.markdown import ingest
+    from memory.models import Node
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    path = vault / "house.md"
+    path.write_text("Intro line.\n\n# Boiler\n\nServiced in March.\n\n# Garden\n\nRoses in May.\n")
+    ingest(vault)
+    node = Node.objects.get(source=f"{path}#boiler")
+    root(node.pk, adopting_words="True.", expected_body_hash=node.body_hash, owner="owner")
+    return node, path
+
+
+def test_a_rooted_section_whose_file_is_unchanged_has_no_drift(rooted_section):
+    assert find_drift() == []
+
+
+def test_an_edit_elsewhere_in_the_file_is_not_drift_for_the_section(rooted_section):
+    node, path = rooted_section
+    path.write_text(path.read_text().replace("Roses in May.", "Roses in June."))
+    assert find_drift() == []
+
+
+def test_a_rooted_section_whose_words_changed_is_reported_changed(rooted_section, capsys):
+    node, path = rooted_section
+    path.write_text(path.read_text().replace("March", "April"))
+    [item] = find_drift()
+    assert (item["id"], item["problem"], item["path"]) == (node.pk, "changed", f"{path}#boiler")
+    assert item["recorded"] == node.body_hash
+
+
+def test_a_rooted_section_whose_heading_is_gone_is_reported_missing(rooted_section, capsys):
+    node, path = rooted_section
+    path.write_text("Intro line.\n\n# Garden\n\nRoses in May.\n")
+    assert [(i["id"], i["problem"]) for i in find_drift()] == [(node.pk, "section missing")]
+    with pytest.raises(CommandError):
+        call_command("drift")
+    assert f"the section {path}#boiler is gone" in capsys.readouterr().out
+
+
+def test_a_rooted_section_whose_file_is_gone_is_reported_missing(rooted_section):
+    node, path = rooted_section
+    path.unlink()
+    assert [(i["id"], i["problem"]) for i in find_drift()] == [(node.pk, "missing")]

@@ -11,7 +11,7 @@ import json
 from _acts import root_as_owner, supersede_as_owner
 
 from memory.trust import trust_of
-from review.ceremony import propose, seal, unseal
+from review.ceremony import propose, reject, seal, unseal
 
 OWNER = "owner"
 
@@ -58,13 +58,30 @@ def test_a_sealed_node_is_absent_from_the_agent_api(make_note, client):
     assert "4-8-15" in agent.get(f"nodes/{node.pk}/authority").content.decode()
     assert node.pk in [p["id"] for p in agent.get("recall", {"q": "quokka"}).json()["results"]]
     seal(node.pk, owner=OWNER)
-    for response in (
-        agent.get(f"nodes/{node.pk}/authority"),
-        agent.get("recall", {"q": "quokka vault", "scope": "both"}),
+    for response, status in (
+        (agent.get(f"nodes/{node.pk}/authority"), 404),
+        (agent.get("recall", {"q": "quokka vault", "scope": "both"}), 200),
     ):
         text = response.content.decode()
-        assert response.status_code in (200, 404), text
+        assert response.status_code == status, text
         assert "4-8-15" not in text and node.body_hash not in text
+
+
+def test_a_rejected_node_is_absent_from_the_agent_api(make_note, client):
+    from _agents import make_agent
+
+    node = make_note(SECRET)
+    agent = make_agent(client)
+    assert agent.get(f"nodes/{node.pk}/authority").status_code == 200
+    reject(node.pk, owner=OWNER, reason="false")
+    for path in (f"nodes/{node.pk}", f"nodes/{node.pk}/authority"):
+        response = agent.get(path)
+        assert response.status_code == 404, path
+        assert "4-8-15" not in response.content.decode()
+    recalled = agent.get("recall", {"q": "quokka vault", "scope": "both"})
+    assert recalled.status_code == 200 and node.pk not in [
+        p["id"] for p in recalled.json()["results"]
+    ]
 
 
 def test_recall_never_returns_adopting_words(make_note):

@@ -6,6 +6,7 @@ import pytest
 from _vendor import drop_trigger, on_postgres
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
+from django.utils import timezone
 
 from memory import audit
 from memory.integrity import run_checks
@@ -120,3 +121,37 @@ def test_the_command_exits_non_zero_on_a_violation(make_note, capsys):
     out = capsys.readouterr().out
     assert "decayed_without_event: FAIL (1)" in out
     assert f"node {node.pk} is decayed but has no decayed event" in out
+
+
+def decay_raw(node_id: int, reason: str) -> None:
+    """Flag a node decayed with its event, as a faulty sweep would (raw SQL + the writer)."""
+    with transaction.atomic():
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        raw("UPDATE memory_node SET decayed_at = %s WHERE id = %s", (now, node_id))
+        audit.record("decayed", node=node_id, actor="sleep", reason=reason)
+
+
+def test_it_reports_a_live_node_holding_a_decayed_one(make_note, root_note):
+    child = make_note("Derived from the notebook, still live.")
+    decay_raw(root_note.pk, "unreachable")
+    assert failing("live_node_holds_decayed_node") == [
+        f"live node {child.pk} holds decayed node {root_note.pk} (derived_from)"
+    ]
+
+
+def test_the_owners_let_go_of_a_held_node_is_no_violation(make_note, root_note):
+    make_note("Derived from the notebook, still live.")
+    decay_raw(root_note.pk, "owner_let_go")
+    assert failing("live_node_holds_decayed_node") == []
+
+
+def test_it_reports_a_root_decayed_as_unreachable(make_note):
+    read_one = make_note("Read by an agent.", days_old=40)
+    young = make_note("Written today.")
+    raw("UPDATE memory_node SET access_count = 1 WHERE id = %s", (read_one.pk,))
+    decay_raw(read_one.pk, "unreachable")
+    decay_raw(young.pk, "unreachable")
+    assert failing("root_decayed") == [
+        f"root node {read_one.pk} (read) was decayed as unreachable",
+        f"root node {young.pk} (young) was decayed as unreachable",
+    ]

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+import time_machine
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory.errors import Conflict
 from memory.models import Event, Node
+from memory.read import read
 from memory.sleep.consolidate import consolidate
 from memory.sleep.crosslink import crosslink
 from memory.sleep.decay import decay, let_go
@@ -14,7 +18,29 @@ from tests.test_crosslink import place
 
 
 def reads(node: Node, count: int) -> None:
-    Node.objects.filter(pk=node.pk).update(access_count=count)
+    """`count` reads, spread over as many days as there are reads (at most three)."""
+    Node.objects.filter(pk=node.pk).update(access_count=count, read_days=min(count, 3))
+
+
+def test_a_burst_of_reads_on_one_day_does_not_make_a_node_permanent(make_note):
+    node = make_note("Read six times within a minute.")
+    for _ in range(6):
+        read(node.pk, actor="agent:scout")
+    node.refresh_from_db()
+    assert node.access_count == 6 and node.read_days == 1
+    assert promote()["count"] == 0
+
+
+def test_reads_on_three_days_make_a_node_permanent(make_note):
+    node = make_note("Read on three days.")
+    start = timezone.now()
+    for day in range(3):
+        with time_machine.travel(start + timedelta(days=day, hours=1)):
+            read(node.pk, actor="agent:scout")
+            read(node.pk, actor="agent:scout")
+    node.refresh_from_db()
+    assert node.read_days == 3
+    assert promote()["count"] == 1
 
 
 def test_the_threshold_is_three_when_nothing_is_read(db):
@@ -93,3 +119,9 @@ def test_permanence_never_reverts_even_when_decay_or_consolidation_would_touch_i
     assert old.permanent and old.decayed_at is None
     assert Node.objects.get(pk=twin.pk).decayed_at is not None  # the twin lost, not it
     assert timezone.now() > old.permanent_at
+
+
+def test_read_days_cannot_go_negative_even_by_raw_sql(make_note):
+    node = make_note("Counted.")
+    with pytest.raises(IntegrityError, match="CHECK"), connection.cursor() as cursor:
+        cursor.execute("UPDATE memory_node SET read_days = -1 WHERE id = %s", [node.pk])

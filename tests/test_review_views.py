@@ -82,9 +82,15 @@ def test_root_without_adopting_words_is_refused(owner_client, proposed, counts):
 
 def test_reject_needs_a_reason_and_then_tombstones(owner_client, proposed, counts):
     before = counts()
-    owner_client.post(f"/review/{proposed.pk}/reject/", {"reason": "  "})
+    refused = owner_client.post(
+        f"/review/{proposed.pk}/reject/", {"reason": "  ", "confirmed": "yes"}
+    )
+    assert refused.status_code == 400 and "a reason is required" in refused.content.decode()
     assert counts() == before
-    response = owner_client.post(f"/review/{proposed.pk}/reject/", {"reason": "wrong boiler"})
+    response = owner_client.post(
+        f"/review/{proposed.pk}/reject/",
+        {"reason": "wrong boiler", "confirmed": "yes", "next": "/review/"},
+    )
     assert response.status_code == 302 and response["Location"] == "/review/"
     assert trust_of(proposed.pk) == Trust.REJECTED
     assert Event.objects.get(node=proposed, kind="rejected").reason == "wrong boiler"
@@ -124,9 +130,11 @@ def test_htmx_row_actions_answer_with_the_row_alone(owner_client, proposed):
 
 
 def test_an_htmx_refusal_comes_back_inside_the_row(owner_client, proposed, counts):
+    owner_client.post(f"/review/{proposed.pk}/decline/")
     before = counts()
-    html = _htmx(owner_client, f"/review/{proposed.pk}/reject/", {"reason": ""}).content.decode()
-    assert "Nothing was written: a reason is required" in html
+    html = _htmx(owner_client, f"/review/{proposed.pk}/decline/").content.decode()
+    assert html.lstrip().startswith(f'<tr id="node-{proposed.pk}"')
+    assert "Nothing was written" in html and "not proposed" in html
     assert counts() == before
 
 
@@ -232,7 +240,7 @@ def test_every_post_without_a_csrf_token_is_refused(proposed, counts, url):
 
 @pytest.fixture
 def lonely(make_note):
-    """A note the gate selects now: 20 days old, never read, its only neighbour decayed."""
+    """A note the sweep collects now: 20 days old, never read, its only neighbour decayed."""
     from memory.sleep.decay import let_go
 
     node = make_note("An old thought nobody read.", days_old=20)
@@ -242,7 +250,7 @@ def lonely(make_note):
 
 @pytest.fixture
 def almost(make_note, lonely):
-    """A note the gate will select in about 4 days."""
+    """A note the sweep will collect in about 4 days."""
     return make_note("A newer thought nobody read.", days_old=10)
 
 
@@ -251,7 +259,8 @@ def test_pending_decays_shows_now_and_soon_with_why(owner_client, lonely, almost
     assert [r["id"] for r in response.context["now_rows"]] == [lonely.pk]
     assert [r["id"] for r in response.context["soon_rows"]] == [almost.pk]
     html = response.content.decode()
-    assert "never read" in html and "no live neighbour" in html and "20.0 days old" in html
+    assert "not read · 20 days old · no live neighbour" in html
+    assert "collected in 4.0 days" in html
 
 
 def test_the_within_control_narrows_soon(owner_client, lonely, almost):
@@ -273,7 +282,11 @@ def test_keep_counts_as_a_read_and_leaves_the_list(owner_client, lonely):
 
 
 def test_let_go_decays_it_now(owner_client, almost):
-    owner_client.post(f"/review/decays/{almost.pk}/let-go/")
+    asked = owner_client.post(f"/review/decays/{almost.pk}/let-go/")
+    assert "What letting go does" in asked.content.decode()
+    almost.refresh_from_db()
+    assert almost.decayed_at is None
+    owner_client.post(f"/review/decays/{almost.pk}/let-go/", {"confirmed": "yes"})
     almost.refresh_from_db()
     assert almost.decayed_at is not None
     assert Event.objects.get(node=almost, kind="decayed").reason == "owner_let_go"
@@ -283,13 +296,14 @@ def test_htmx_keep_and_let_go_answer_with_the_row_in_its_new_state(owner_client,
     html = _htmx(owner_client, f"/review/decays/{lonely.pk}/keep/").content.decode()
     assert html.lstrip().startswith(f'<tr id="node-{lonely.pk}"') and "<html" not in html
     assert "Kept." in html and "Let go now" not in html
-    html = _htmx(owner_client, f"/review/decays/{almost.pk}/let-go/").content.decode()
-    assert "Let go." in html and "<html" not in html
 
 
 def test_letting_go_ground_is_refused_and_writes_nothing(owner_client, ground, counts):
     before = counts()
-    html = _htmx(owner_client, f"/review/decays/{ground.pk}/let-go/").content.decode()
+    response = owner_client.post(
+        f"/review/decays/{ground.pk}/let-go/", {"confirmed": "yes"}, follow=True
+    )
+    html = response.content.decode()
     assert "Nothing was written" in html and "never let go" in html
     assert counts() == before
 
@@ -319,7 +333,7 @@ def test_the_queue_shows_the_oldest_page_and_says_how_many_wait(
     monkeypatch.setattr("review.views.QUEUE_PAGE", 1)
     response = owner_client.get("/review/")
     assert [item.node.pk for item in response.context["items"]] == [first.pk]
-    assert "Showing the oldest 1 of 2" in response.content.decode()
+    assert "Showing 1–1 of 2, oldest first" in response.content.decode()
 
 
 def test_pending_decays_shows_the_most_eligible_page_and_says_so(

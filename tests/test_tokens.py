@@ -83,7 +83,10 @@ def test_the_dashboard_lists_tokens_without_secrets(owner_client):
 
 def test_the_owner_revokes_a_token_from_the_dashboard(owner_client):
     _, secret = create_token(name="scout", domains=["personal"])
-    response = owner_client.post("/tokens/", {"name": "scout"})
+    asked = owner_client.post("/tokens/", {"name": "scout"})
+    assert "What revoking does" in asked.content.decode()
+    assert authenticate(f"Bearer {secret}").name == "scout"
+    response = owner_client.post("/tokens/", {"name": "scout", "confirmed": "yes"})
     assert response.status_code == 302
     with pytest.raises(Unauthorized):
         authenticate(f"Bearer {secret}")

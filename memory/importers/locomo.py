@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.db import transaction
 
 from memory.errors import Invalid
+from memory.importers import files
 from memory.models import Kind, Node
 from memory.write import write_node
 
@@ -34,6 +35,16 @@ class IngestSummary:
     sessions: int = 0
     turns: int = 0
     domains: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        text = (
+            f"{self.samples} sample{'s' * (self.samples != 1)} imported "
+            f"({self.sessions} sessions, {self.turns} turns)"
+            + (f" into {', '.join(self.domains)}" if self.domains else "")
+        )
+        if self.skipped:
+            text += f"; skipped as already present: {', '.join(self.skipped)}"
+        return text + "."
 
 
 def parse_session_date(text: str, *, tz: str | None) -> datetime:
@@ -86,10 +97,13 @@ def _sessions(conversation: dict[str, Any]) -> list[tuple[int, list[dict[str, An
 
 def _load(path: str | Path) -> list[dict[str, Any]]:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if refused := files.too_large(Path(path)):
+            raise Invalid(f"{path}: {refused}", code="too_large")
+        with Path(path).open(encoding="utf-8") as handle:
+            data = json.load(handle)
     except FileNotFoundError:
         raise Invalid(f"no such file: {path}", code="no_file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise Invalid(f"{path} is not JSON: {exc}", code="bad_json") from None
     if isinstance(data, dict):
         data = [data]

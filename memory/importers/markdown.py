@@ -27,7 +27,8 @@ from typing import Any
 from django.db import transaction
 from tqdm import tqdm
 
-from memory.errors import Conflict, GroveError, Invalid
+from memory.errors import Conflict, GroveError
+from memory.importers import files
 from memory.models import Edge, EdgeKind, Jurisdiction, Kind, Node
 from memory.write import write_node
 
@@ -123,22 +124,6 @@ def _key(name: str) -> str:
     return name
 
 
-def _files(root: Path) -> tuple[Path, list[Path]]:
-    if root.is_file():
-        return root.parent, [root]
-    if not root.is_dir():
-        raise Invalid(f"no such file or folder: {root}", code="no_file")
-    found = [
-        path
-        for path in root.rglob("*")
-        if path.suffix.lower() in SUFFIXES
-        and path.is_file()
-        # .obsidian, .git, .trash: the vault's machinery, not its notes
-        and not any(part.startswith(".") for part in path.relative_to(root).parts)
-    ]
-    return root, sorted(found)
-
-
 def _latest_imports(sources: list[str], *, domain: str) -> dict[str, tuple[int, str]]:
     """source -> (id, file_hash) of the latest import node of each file, in few queries."""
     latest: dict[str, tuple[int, str]] = {}
@@ -155,7 +140,8 @@ def _latest_imports(sources: list[str], *, domain: str) -> dict[str, tuple[int, 
     return latest
 
 
-def _slug(heading: str) -> str:
+def section_slug(heading: str) -> str:
+    """The `#slug` a section's source carries (drift finds the section again by it)."""
     return re.sub(r"[^\w]+", "-", heading.casefold()).strip("-")
 
 
@@ -195,7 +181,7 @@ def _write_file(
                 jurisdiction=Jurisdiction.WILD,
                 signature=actor,
                 origins=[{"id": imported.pk, "relation": EdgeKind.DERIVED_FROM}],
-                source=f"{item.source}#{_slug(heading)}" if heading else item.source,
+                source=f"{item.source}#{section_slug(heading)}" if heading else item.source,
                 domain=domain,
                 metadata={
                     "file_hash": item.file_hash,
@@ -259,22 +245,32 @@ def ingest(
     """Import a markdown/text file or a folder of them (a vault) through write_node.
 
     Reads the store clock only (created_at of new nodes); file times are not taken as event
-    times. One transaction per file: a file that fails (undecodable, a section over the body
-    limit) stores nothing and is reported, the others go on. Refuses (Invalid) a path that is
-    neither a file nor a folder. `tz` is accepted for the ingest command's sake and unused.
+    times. One transaction per file: a file that fails (undecodable, unreadable, a link out of
+    the vault, over GROVE_MAX_IMPORT_BYTES, a section over the body limit) stores nothing and is
+    reported, the others go on. Refuses (Invalid) a path that is neither a file nor a folder.
+    `tz` is accepted for the ingest command's sake and unused.
     """
     domain = domain or "personal"
-    root, paths = _files(Path(path).expanduser().resolve())
+    # .obsidian, .git, .trash: the vault's machinery, not its notes
+    root, paths = files.find(Path(path).expanduser().resolve(), SUFFIXES, skip_hidden=True)
     summary = VaultSummary(files_seen=len(paths))
     items: list[_File] = []
     for file_path in paths:
-        raw = file_path.read_bytes()
         rel = file_path.relative_to(root).as_posix()
+        if refused := files.refusal(file_path, root=root):
+            summary.files_failed += 1
+            summary.errors.append(f"{rel}: {refused}")
+            continue
         try:
+            raw = file_path.read_bytes()
             text = raw.decode("utf-8").replace("\r\n", "\n")
         except UnicodeDecodeError:
             summary.files_failed += 1
             summary.errors.append(f"{rel}: not UTF-8 text")
+            continue
+        except OSError as exc:
+            summary.files_failed += 1
+            summary.errors.append(f"{rel}: could not be read ({exc.strerror})")
             continue
         items.append(_File(file_path, rel, str(file_path), text, hashlib.sha256(raw).hexdigest()))
     latest = _latest_imports([item.source for item in items], domain=domain)

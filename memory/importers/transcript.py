@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from memory.clocks import parse_instant
 from memory.errors import GroveError, Invalid
+from memory.importers import files
 from memory.models import EdgeKind, Jurisdiction, Kind, Node
 from memory.write import scrub, write_node
 
@@ -98,17 +99,23 @@ def _time(value: Any, *, tz: str | None, where: str) -> datetime | None:
     return parse_instant(datetime.fromisoformat(str(value).strip()).replace(tzinfo=zone))
 
 
-def parse(raw: bytes, *, name: str, tz: str | None = None) -> list[Message]:
+def _records(path: Path) -> Any:
+    """The file's JSON, read from the open file (JSONL line by line), never as one bytes blob."""
+    with path.open(encoding="utf-8") as handle:
+        if path.name.endswith(".jsonl"):
+            return [json.loads(line) for line in handle if line.strip()]
+        return json.load(handle)
+
+
+def parse(path: Path, *, tz: str | None = None) -> list[Message]:
     """Messages of a JSON (list, or {"messages": [...]}) or JSONL transcript, validated whole
-    before anything is written. Refuses (Invalid) malformed JSON, messages without a role or
-    text content, and naive times unless `tz` names their zone."""
+    before anything is written. Refuses (Invalid) malformed JSON (undecodable, too deep, an
+    integer past 4,300 digits), messages without a role or text content, text that is not
+    Unicode (lone surrogates), and naive times unless `tz` names their zone."""
+    name = path.name
     try:
-        text = raw.decode("utf-8")
-        if name.endswith(".jsonl"):
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            data = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = _records(path)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError too
         raise Invalid(f"{name} is not a JSON transcript: {exc}", code="bad_json") from None
     if isinstance(data, dict):
         data = data.get("messages")
@@ -122,6 +129,10 @@ def parse(raw: bytes, *, name: str, tz: str | None = None) -> list[Message]:
             raise Invalid(f"{where}: needs a role and content", code="bad_message")
         role = item["role"].strip().lower()
         content = _content(item.get("content"), where=where)
+        try:
+            (content + str(item.get("name") or "")).encode("utf-8")
+        except UnicodeEncodeError:
+            raise Invalid(f"{where}: text holds a lone surrogate", code="bad_message") from None
         when = _time(item.get("time", item.get("timestamp")), tz=tz, where=where)
         chain = hashlib.sha256(
             json.dumps([chain, role, content, when.isoformat() if when else None]).encode()
@@ -132,14 +143,6 @@ def parse(raw: bytes, *, name: str, tz: str | None = None) -> list[Message]:
 
 def _skipped(message: Message) -> bool:
     return message.role in SKIPPED_ROLES or not scrub(message.content)
-
-
-def _files(root: Path) -> list[Path]:
-    if root.is_file():
-        return [root]
-    if not root.is_dir():
-        raise Invalid(f"no such file or folder: {root}", code="no_file")
-    return sorted(p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file())
 
 
 def _known_chains(source: str, *, domain: str) -> dict[str, int]:
@@ -231,26 +234,16 @@ def ingest(
     """Import a transcript file (.json or .jsonl) or a folder of them through write_node.
 
     Reads the store clock (created_at) and takes each message's time as its event clock
-    (referent_time). One transaction per file: a file that fails validation stores nothing and
-    is reported; others go on. Refuses (Invalid) a path that is neither file nor folder.
+    (referent_time). One transaction per file: a file that fails (validation, unreadable, a link
+    out of the folder, over GROVE_MAX_IMPORT_BYTES) stores nothing and is reported; the others
+    go on. Refuses (Invalid) a path that is neither file nor folder, and a single named file
+    that fails (its refusal is the answer).
     """
     domain = domain or "personal"
-    paths = _files(Path(path).expanduser().resolve())
+    root, paths = files.find(Path(path).expanduser().resolve(), SUFFIXES)
     summary = TranscriptSummary(files_seen=len(paths))
     single = Path(path).expanduser().is_file()
     for file_path in paths:
-        raw = file_path.read_bytes()
-        file_hash = hashlib.sha256(raw).hexdigest()
-        latest = (
-            Node.objects.filter(kind=Kind.IMPORT, domain=domain, source=str(file_path))
-            .order_by("-id")
-            .values_list("id", "metadata")
-            .first()
-        )
-        previous = latest[0] if latest else None
-        if latest and (latest[1] or {}).get("file_hash") == file_hash:
-            summary.files_unchanged += 1
-            continue
         counts = (
             summary.nodes_created,
             summary.messages_new,
@@ -258,19 +251,11 @@ def ingest(
             summary.messages_skipped,
         )
         try:
-            messages = parse(raw, name=file_path.name, tz=tz)
-            with transaction.atomic():
-                _write_file(
-                    file_path,
-                    messages,
-                    file_hash=file_hash,
-                    previous=previous,
-                    domain=domain,
-                    actor=actor,
-                    summary=summary,
-                )
-        except GroveError as exc:
-            if single:
+            status = _import_file(
+                file_path, root=root, tz=tz, domain=domain, actor=actor, summary=summary
+            )
+        except (GroveError, ValueError, RecursionError) as exc:
+            if single and isinstance(exc, GroveError):
                 raise  # one named file: its refusal is the answer, stated whole
             (
                 summary.nodes_created,
@@ -279,10 +264,42 @@ def ingest(
                 summary.messages_skipped,
             ) = counts
             summary.files_failed += 1
-            summary.errors.append(f"{file_path.name}: {exc.code}: {exc.message}")
+            reason = f"{exc.code}: {exc.message}" if isinstance(exc, GroveError) else repr(exc)
+            summary.errors.append(f"{file_path.name}: {reason}")
             continue
-        if previous:
-            summary.files_changed += 1
-        else:
-            summary.files_new += 1
+        setattr(summary, f"files_{status}", getattr(summary, f"files_{status}") + 1)
     return summary
+
+
+def _import_file(
+    file_path: Path, *, root: Path, tz: str | None, domain: str, actor: str, summary
+) -> str:
+    """Import one file in one transaction: 'new', 'changed' or 'unchanged'. Refuses (Invalid) a
+    link out of the root, a file over the size limit or unreadable, and what parse refuses."""
+    if refused := files.refusal(file_path, root=root):
+        raise Invalid(refused, code="refused_file")
+    try:
+        file_hash = files.sha256_of(file_path)
+        latest = (
+            Node.objects.filter(kind=Kind.IMPORT, domain=domain, source=str(file_path))
+            .order_by("-id")
+            .values_list("id", "metadata")
+            .first()
+        )
+        if latest and (latest[1] or {}).get("file_hash") == file_hash:
+            return "unchanged"
+        messages = parse(file_path, tz=tz)
+    except OSError as exc:
+        raise Invalid(f"could not be read ({exc.strerror})", code="unreadable") from None
+    previous = latest[0] if latest else None
+    with transaction.atomic():
+        _write_file(
+            file_path,
+            messages,
+            file_hash=file_hash,
+            previous=previous,
+            domain=domain,
+            actor=actor,
+            summary=summary,
+        )
+    return "changed" if previous else "new"

@@ -227,7 +227,7 @@ def _backfill(apps, schema_editor) -> None:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0003_speed_indexes'),
+        ('memory', '0004_read_days'),
     ]
 
     operations = [

@@ -244,7 +244,9 @@ def _trigram(apps, schema_editor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0005_custody")]  # memory_chaincheckpoint
+    # After every table change (SQLite-style rebuilds elsewhere would not touch these, but the
+    # checkpoint table must exist): the lead re-chains it after the last migration at merge.
+    dependencies = [("memory", "0007_referent_time_index")]
 
     operations = [
         migrations.RunPython(

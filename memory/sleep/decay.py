@@ -1,18 +1,17 @@
-"""Decay: the conservative gate, its cascade, the owner's keep / let go / restore, and the pending
-list (DESIGN.md, Sleep). Every clock here is the store clock (Node.created_at), never the event
-clock: a note learned today about something years ago is young.
+"""Decay: a mark-and-sweep from the roots, the owner's keep / let go / restore, and the pending
+list (DESIGN.md, "Decay is reachability"). Every clock here is the store clock
+(Node.created_at), never the event clock: a note learned today about something years ago is young.
 
-The gate (reason age_no_access): live, not permanent, trust not ground/proposed/sealed,
-access_count = 0, age >= GROVE_DECAY_MIN_AGE_DAYS, and no edge of any kind, either direction, to
-a live node (decayed neighbours do not count). Liveness is read once when the step starts, so a
-node decayed in this pass does not free its neighbours until the next night.
+Mark (memory/sleep/reach.py, where the roots, the holding edges and the algorithm are explained):
+one BFS from all roots at once over the live holding edges. Sweep: every live node no root
+reaches decays with reason `unreachable`, holders before what they hold, in batches of BATCH;
+each batch is one UPDATE ... WHERE id IN (...) that re-checks, under the write lock, that the
+node is still unread, old and unprotected and that no newer holding edge reaches it, plus its
+events through the one audit writer, in one transaction.
 
-The cascade (reason cascade), stricter on age and read after the gate's pass: a derived child
-(it has derived_from parents) whose parents are all decayed, age >= GROVE_CASCADE_MIN_AGE_DAYS,
-access_count = 0, not permanent, trust not ground/proposed/sealed, and no live node derived from
-it (a cascade never orphans a live derivation). Its other live neighbours (cites, similar ...) do
-not hold it: its origin is gone and in 30 days nobody read it. Without that the cascade would
-only ever repeat the gate.
+This replaces the one-hop gate (age_no_access) and the cascade; their old events keep their
+reasons. The owner's let go still decays a held node (owner_let_go); restore brings back the
+node and everything it holds that had decayed, and a restore is the owner's keep (a root).
 """
 
 from __future__ import annotations
@@ -20,127 +19,55 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from memory import audit
 from memory.errors import Conflict, NotFound
-from memory.models import CEREMONY_EVENT_KINDS, DecayReason, EventKind, Node, Trust
+from memory.models import CEREMONY_EVENT_KINDS, DecayReason, Event, EventKind, Node
+from memory.read import access_fields
+from memory.sleep import reach
+from memory.sleep.explain import why_rows
 from memory.trust import trust_map
+from memory.visibility import db_time
 
-PROTECTED_TRUST = frozenset({Trust.GROUND, Trust.PROPOSED, Trust.SEALED})
-BATCH = 500
-PAGE = 5000  # rows per query when the caller wants them all
+PROTECTED_TRUST = reach.PROTECTED_TRUST
+BATCH = 5000  # nodes per sweep transaction: few commits, each holding the lock ~0.1 s
 ACTOR = "sleep"
-_AUTHORITY = ", ".join(f"'{k.value}'" for k in CEREMONY_EVENT_KINDS)
-
-# Each WHERE fragment reads the row as `memory_node` so one text serves SELECT and UPDATE.
-_BASE = """memory_node.decayed_at IS NULL AND memory_node.permanent = FALSE
-    AND memory_node.access_count = 0 AND memory_node.created_at <= %s"""
-_GATE = (
-    _BASE
-    + """
-    AND NOT EXISTS (SELECT 1 FROM memory_edge e JOIN memory_node m ON m.id = e.to_node_id
-                    WHERE e.from_node_id = memory_node.id AND m.decayed_at IS NULL)
-    AND NOT EXISTS (SELECT 1 FROM memory_edge e JOIN memory_node m ON m.id = e.from_node_id
-                    WHERE e.to_node_id = memory_node.id AND m.decayed_at IS NULL)"""
-)
-# The IN (children of decayed parents) is implied by the NOT EXISTS below; it is there so
-# SQLite starts from the few decayed parents instead of probing every unread node.
-_CASCADE = (
-    _BASE
-    + """
-    AND memory_node.id IN (SELECT e.from_node_id FROM memory_edge e
-                           JOIN memory_node p ON p.id = e.to_node_id
-                           WHERE e.kind = 'derived_from' AND p.decayed_at IS NOT NULL)
-    AND NOT EXISTS (SELECT 1 FROM memory_edge e JOIN memory_node m ON m.id = e.to_node_id
-                    WHERE e.from_node_id = memory_node.id AND e.kind = 'derived_from'
-                    AND m.decayed_at IS NULL)
-    AND NOT EXISTS (SELECT 1 FROM memory_edge e JOIN memory_node m ON m.id = e.from_node_id
-                    WHERE e.to_node_id = memory_node.id AND e.kind = 'derived_from'
-                    AND m.decayed_at IS NULL)"""
-)
-# Re-checked under the write lock: no authority act landed on the node since selection.
-_NO_NEW_AUTHORITY = f"""AND NOT EXISTS (SELECT 1 FROM memory_event a
-    WHERE a.node_id = memory_node.id AND a.kind IN ({_AUTHORITY}) AND a.at > %s)"""
+HELD_BY_RESTORE = "held_by_restore"
+_OWNED = ", ".join(f"'{k.value}'" for k in (*CEREMONY_EVENT_KINDS, EventKind.KEPT))
 
 
-def _db_time(value: datetime) -> str:
-    return connection.ops.adapt_datetimefield_value(value)
+def _min_age(days: float | None) -> float:
+    return settings.GROVE_DECAY_MIN_AGE_DAYS if days is None else days
 
 
-def _select(
-    where: str,
-    cutoff: datetime,
-    *,
-    extra: str = "",
-    params: Iterable = (),
-    limit: int | None = None,
-) -> list[dict]:
-    """Rows the fragment selects, oldest (store clock) first, minus nodes whose derived trust is
-    protected; at most `limit`. The partial index memory_node_decay_candidates serves both the
-    filter and the order, so a limited query stops early."""
-    page = PAGE if limit is None else max(limit, 50)
-    found: list[dict] = []
-    offset = 0
-    while True:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""SELECT memory_node.id, memory_node.created_at, memory_node.kind,
-                           memory_node.domain, substr(memory_node.body, 1, 160),
-                           EXISTS (SELECT 1 FROM memory_event a WHERE a.node_id = memory_node.id
-                                   AND a.kind IN ({_AUTHORITY}))
-                    FROM memory_node WHERE {where} {extra}
-                    ORDER BY memory_node.created_at, memory_node.id LIMIT %s OFFSET %s""",
-                [_db_time(cutoff), *params, page, offset],
-            )
-            rows = cursor.fetchall()
-        # Trust is derived, so only nodes with authority events need it computed.
-        trust = trust_map([r[0] for r in rows if r[5]])
-        found += [
-            {"id": r[0], "created_at": r[1], "kind": r[2], "domain": r[3], "excerpt": r[4]}
-            for r in rows
-            if trust.get(r[0]) not in PROTECTED_TRUST
-        ]
-        if len(rows) < page or (limit is not None and len(found) >= limit):
-            return found[:limit] if limit is not None else found
-        offset += page
-
-
-def gate_candidates(*, now: datetime | None = None, min_age_days: float | None = None) -> list[int]:
-    """Ids the gate selects at `now` (store clock), oldest id first."""
-    now = now or timezone.now()
-    age = settings.GROVE_DECAY_MIN_AGE_DAYS if min_age_days is None else min_age_days
-    return [r["id"] for r in _select(_GATE, now - timedelta(days=age))]
-
-
-def cascade_candidates(
-    *, now: datetime | None = None, min_age_days: float | None = None
-) -> list[int]:
-    """Ids the cascade selects at `now` (store clock), oldest id first."""
-    now = now or timezone.now()
-    age = settings.GROVE_CASCADE_MIN_AGE_DAYS if min_age_days is None else min_age_days
-    return [r["id"] for r in _select(_CASCADE, now - timedelta(days=age))]
-
-
-def _decay_ids(
-    ids: list[int], *, where: str, cutoff: datetime, since: datetime, reason: str, actor: str
-) -> list[int]:
-    """Flag a batch and write its events in one transaction; the gate is re-checked inside it
-    (BEGIN IMMEDIATE holds the write lock), so a node read or linked meanwhile is spared."""
+def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int) -> list[int]:
+    """Flag one batch and write its events in one transaction (BEGIN IMMEDIATE holds the write
+    lock): a node read, kept, restored, rooted or newly held since the mark is spared."""
     now = timezone.now()
     marks = ",".join(["%s"] * len(ids))
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""UPDATE memory_node SET decayed_at = %s WHERE id IN ({marks})
-                    AND {where} {_NO_NEW_AUTHORITY} RETURNING id""",
-                [_db_time(now), *ids, _db_time(cutoff), _db_time(since)],
+                    AND decayed_at IS NULL AND permanent = FALSE AND access_count = 0
+                    AND created_at <= %s
+                    AND NOT EXISTS (SELECT 1 FROM memory_event a
+                        WHERE a.node_id = memory_node.id AND a.at > %s
+                        AND (a.kind IN ({_OWNED}) OR a.kind = 'restored'))
+                    AND NOT EXISTS (SELECT 1 FROM memory_edge e
+                        WHERE e.to_node_id = memory_node.id AND e.id > %s
+                        AND e.kind IN ({reach.HOLDING_SQL}))
+                    RETURNING id""",
+                [db_time(now), *ids, db_time(cutoff), db_time(since), edge_mark],
             )
             done = sorted(row[0] for row in cursor.fetchall())
-        audit.record_many(EventKind.DECAYED, done, actor=actor, reason=reason, at=now)
+        audit.record_many(
+            EventKind.DECAYED, done, actor=ACTOR, reason=DecayReason.UNREACHABLE, at=now
+        )
     return done
 
 
@@ -150,39 +77,51 @@ def decay(
     dry_run: bool = False,
     beat: Callable[..., None] | None = None,
     now: datetime | None = None,
+    min_age_days: float | None = None,
 ) -> dict:
-    """The decay step: the gate, then the cascade, at most `limit` nodes in all, in batches of
-    BATCH (each its own transaction, flag and event together). Store clock only.
-    Returns {"count", "gate", "cascade"} (what would decay, when dry_run)."""
+    """The decay step: mark from the roots, sweep at most `limit` unreachable nodes (holders
+    first) in batches of BATCH. Store clock only; `now` defaults to the store clock's now.
+    Returns {"count": decayed (or that would be, when dry_run), "candidates", "unreachable"}."""
     now = now or timezone.now()
     since = timezone.now()
-    result = {"count": 0, "gate": 0, "cascade": 0}
-    for name, where, days, reason in (
-        ("gate", _GATE, settings.GROVE_DECAY_MIN_AGE_DAYS, DecayReason.AGE_NO_ACCESS),
-        ("cascade", _CASCADE, settings.GROVE_CASCADE_MIN_AGE_DAYS, DecayReason.CASCADE),
-    ):
-        cutoff = now - timedelta(days=days)
-        ids = [r["id"] for r in _select(where, cutoff)]
-        if limit is not None:
-            ids = ids[: max(0, limit - result["count"])]
-        if dry_run:
-            result[name] = len(ids)
-            result["count"] += len(ids)
-            continue
-        for start in range(0, len(ids), BATCH):
-            done = _decay_ids(
-                ids[start : start + BATCH],
-                where=where,
-                cutoff=cutoff,
-                since=since,
-                reason=reason,
-                actor=ACTOR,
-            )
-            result[name] += len(done)
-            result["count"] += len(done)
-            if beat:
-                beat(**result)
+    cutoff = now - timedelta(days=_min_age(min_age_days))
+    found = reach.mark(cutoff)
+    order = reach.holders_first(found.garbage, found.edges)
+    if limit is not None:
+        order = order[: max(0, limit)]
+    result = {"count": 0, "candidates": len(found.candidates), "unreachable": len(found.garbage)}
+    if dry_run:
+        return {**result, "count": len(order)}
+    for start in range(0, len(order), BATCH):
+        done = _sweep(
+            order[start : start + BATCH], cutoff=cutoff, since=since, edge_mark=found.edge_mark
+        )
+        result["count"] += len(done)
+        if beat:
+            beat(**result)
     return result
+
+
+def _created(value: datetime | str) -> datetime:
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if timezone.is_naive(value) else value
+
+
+def _release_days(later: reach.Mark, created: dict[int, datetime], now: datetime, age: float):
+    """Days until each node of `later.garbage` is unheld: its own age reaching `age`, and every
+    holder released first (a node lives while any holder does). Holders-first order makes one
+    pass enough; a holding cycle is approximated by its members' own ages."""
+    src, dst = later.edges
+    inside = np.isin(src, later.garbage)
+    holders: dict[int, list[int]] = {}
+    for s, d in zip(src[inside].tolist(), dst[inside].tolist(), strict=True):
+        holders.setdefault(d, []).append(s)
+    until: dict[int, float] = {}
+    for node_id in reach.holders_first(later.garbage, later.edges):
+        own = max(0.0, age - (now - created[node_id]).total_seconds() / 86400)
+        until[node_id] = max([own, *(until.get(h, 0.0) for h in holders.get(node_id, ()))])
+    return until
 
 
 def pending_decays(
@@ -192,52 +131,54 @@ def pending_decays(
     limit: int | None = None,
     now: datetime | None = None,
 ) -> list[dict]:
-    """What the gate and the cascade select now, and what they will select within `within_days`
-    if nobody reads or links them: derived on each call, never stored. Store clock only.
+    """What a sweep would collect now, and what it will collect within `within_days` if nobody
+    reads, keeps or links anything: derived on each call (two marks), never stored. Store clock.
 
-    Each item: id, kind, domain, excerpt, reason (age_no_access / cascade), age_days, never_read,
-    no_live_neighbour (gate) or parents_decayed (cascade), eligible_now, days_until_eligible.
-    Most eligible first; with `limit`, the `limit` most eligible (each query stops early).
+    Each item: id, kind, domain, excerpt, created_at, age_days, eligible_now,
+    days_until_eligible, and why (phrases saying why nothing holds it). Eligible now first
+    (oldest id first), then by days until eligible; with `limit`, the `limit` first.
     """
     now = now or timezone.now()
-    domains = list(domains) if domains is not None else None
-    extra, params = "", []
+    age = settings.GROVE_DECAY_MIN_AGE_DAYS
+    at_now = reach.mark(now - timedelta(days=age))
+    later = reach.mark(now - timedelta(days=age - within_days)) if within_days > 0 else at_now
+    qs = Node.objects.filter(decayed_at__isnull=True)
     if domains is not None:
-        marks = ",".join(["%s"] * len(domains))
-        extra = f"AND memory_node.domain IN ({marks})" if domains else "AND 0"
-        params = domains
-    items: dict[int, dict] = {}
-    for where, days, reason in (
-        (_GATE, settings.GROVE_DECAY_MIN_AGE_DAYS, DecayReason.AGE_NO_ACCESS),
-        (_CASCADE, settings.GROVE_CASCADE_MIN_AGE_DAYS, DecayReason.CASCADE),
-    ):
-        cutoff = now - timedelta(days=max(0.0, days - within_days))
-        for row in _select(where, cutoff, extra=extra, params=params, limit=limit):
-            if row["id"] in items:
-                continue
-            created = row["created_at"]
-            if isinstance(created, str):
-                created = datetime.fromisoformat(created)
-            if timezone.is_naive(created):
-                created = created.replace(tzinfo=UTC)
-            age = (now - created).total_seconds() / 86400
-            until = max(0.0, days - age)
-            items[row["id"]] = {
-                **row,
-                "created_at": created.isoformat(),
-                "reason": reason.value,
-                "age_days": round(age, 1),
-                "never_read": True,
-                "no_live_neighbour": reason == DecayReason.AGE_NO_ACCESS,
-                "parents_decayed": reason == DecayReason.CASCADE,
-                "eligible_now": until == 0,
-                "days_until_eligible": round(until, 1),
+        qs = qs.filter(domain__in=list(domains))
+    created: dict[int, datetime] = {}
+    ids = later.garbage.tolist()
+    for start in range(0, len(ids), 900):
+        rows = qs.filter(pk__in=ids[start : start + 900]).values_list("id", "created_at")
+        created.update((i, _created(c)) for i, c in rows)
+    until = _release_days(later, created, now, age) if within_days > 0 else {}
+    now_set = set(at_now.garbage.tolist())
+    ranked = sorted(created, key=lambda i: (0.0 if i in now_set else until.get(i, 0.0), i))
+    ranked = ranked[:limit] if limit is not None else ranked
+    nodes = Node.objects.in_bulk(ranked)
+    found = []
+    for node_id in ranked:
+        node, days = nodes[node_id], 0.0 if node_id in now_set else until.get(node_id, 0.0)
+        found.append(
+            {
+                "id": node_id,
+                "kind": node.kind,
+                "domain": node.domain,
+                "excerpt": node.body[:160],
+                "created_at": created[node_id].isoformat(),
+                "age_days": round((now - created[node_id]).total_seconds() / 86400, 1),
+                "eligible_now": node_id in now_set,
+                "days_until_eligible": round(days, 1),
             }
-    found = sorted(items.values(), key=lambda i: (i["days_until_eligible"], i["id"]))
-    return found[:limit] if limit is not None else found
+        )
+    why = why_rows([int(r["id"]) for r in found], now_garbage=at_now.garbage)
+    for row in found:
+        age_days = float(row["age_days"])
+        young = [f"young: {age_days} of {age} days"] if age_days < age else []
+        row["why"] = ["not read", f"{age_days:.0f} days old", *young, *why[int(row["id"])]]
+    return found
 
 
-def _locked_node(node_id: int) -> Node:
+def _node(node_id: int) -> Node:
     node = Node.objects.filter(pk=node_id).first()
     if node is None:
         raise NotFound(f"node {node_id} does not exist")
@@ -245,25 +186,24 @@ def _locked_node(node_id: int) -> Node:
 
 
 def keep(node_id: int, *, actor: str) -> Node:
-    """The owner keeps a node: counts as a read (access_count +1, last_accessed_at = now, store
-    clock), with a kept event. Refuses (Conflict) a decayed node: restore it first."""
+    """The owner keeps a node: an explicit act with its kept event, which makes the node a root;
+    it also counts as a read (access_count +1, read_days on a new day, last_accessed_at = now,
+    store clock). Refuses (Conflict) a decayed node: restore it first."""
     with transaction.atomic():
-        node = _locked_node(node_id)
+        node = _node(node_id)
         if node.decayed_at is not None:
             raise Conflict(f"node {node_id} has decayed; restore it to keep it", code="decayed")
-        Node.objects.filter(pk=node_id).update(
-            access_count=F("access_count") + 1, last_accessed_at=timezone.now()
-        )
+        Node.objects.filter(pk=node_id).update(**access_fields(timezone.now()))
         audit.record(EventKind.KEPT, node=node_id, actor=actor, reason="owner_keep")
     node.refresh_from_db()
     return node
 
 
 def let_go(node_id: int, *, actor: str) -> Node:
-    """The owner lets a node go now: decayed, reason owner_let_go. Refuses (Conflict) a node that
-    is already decayed, permanent, or ground, proposed or sealed: those are never let go."""
+    """The owner lets a node go now, held or not: decayed, reason owner_let_go. Refuses
+    (Conflict) a node that is already decayed, permanent, or ground, proposed or sealed."""
     with transaction.atomic():
-        node = _locked_node(node_id)
+        node = _node(node_id)
         if node.decayed_at is not None:
             raise Conflict(f"node {node_id} has already decayed", code="already_decayed")
         if node.permanent:
@@ -282,14 +222,52 @@ def let_go(node_id: int, *, actor: str) -> Node:
     return node
 
 
+def _held_decayed(node_id: int, *, cap: int = 5000) -> list[int]:
+    """Decayed nodes that `node_id` holds, transitively through holding edges (its provenance
+    chain), except those the owner let go or consolidation merged: those stay decisions."""
+    seen, frontier, found = {node_id}, [node_id], []
+    while frontier and len(seen) < cap:
+        marks = ",".join(["%s"] * len(frontier))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT DISTINCT e.to_node_id, n.decayed_at IS NOT NULL FROM memory_edge e
+                    JOIN memory_node n ON n.id = e.to_node_id
+                    WHERE e.from_node_id IN ({marks}) AND e.kind IN ({reach.HOLDING_SQL})""",
+                frontier,
+            )
+            rows = [(i, bool(d)) for i, d in cursor.fetchall() if i not in seen]
+        seen.update(i for i, _ in rows)
+        frontier = [i for i, _ in rows]
+        found += [i for i, decayed in rows if decayed]
+    last: dict[int, str] = {}
+    for nid, why in (
+        Event.objects.filter(node_id__in=found, kind=EventKind.DECAYED)
+        .order_by("id")
+        .values_list("node_id", "reason")
+    ):
+        last[nid] = why
+    decisions = {DecayReason.OWNER_LET_GO, DecayReason.CONSOLIDATED}
+    return sorted(i for i in found if last.get(i) not in decisions)
+
+
 def restore(node_id: int, *, actor: str) -> Node:
-    """Bring a decayed node back to live, with a restored event. Refuses (Conflict) a live
-    node. The access count is untouched: restoring is not reading."""
+    """Bring a decayed node back to live (restored, reason owner_restore: the owner's keep, so it
+    is a root from now on), and with it every decayed node it holds (restored, reason
+    held_by_restore, related to it), in one transaction. Refuses (Conflict) a live node. Access
+    counts are untouched: restoring is not reading."""
     with transaction.atomic():
-        node = _locked_node(node_id)
+        node = _node(node_id)
         if node.decayed_at is None:
             raise Conflict(f"node {node_id} is live; there is nothing to restore", code="live")
-        Node.objects.filter(pk=node_id).update(decayed_at=None)
-        audit.record(EventKind.RESTORED, node=node_id, actor=actor, reason="owner_restore")
+        chain = _held_decayed(node_id)
+        Node.objects.filter(pk__in=[node_id, *chain]).update(decayed_at=None)
+        audit.record(EventKind.RESTORED, node=node_id, actor=actor, reason=reach.OWNER_RESTORE)
+        audit.record_many(
+            EventKind.RESTORED,
+            chain,
+            actor=actor,
+            reason=HELD_BY_RESTORE,
+            related=dict.fromkeys(chain, node_id),
+        )
     node.refresh_from_db()
     return node

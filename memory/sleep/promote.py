@@ -2,8 +2,10 @@
 
 The threshold is derived from the data, never configured: max(3, the 95th percentile
 (nearest rank) of access_count among live nodes read at least once). So only the most-read
-twentieth of what is read becomes permanent, and never on one or two reads. The database
-forbids reverting (trigger memory_node_permanent_one_way) and forbids a permanent node to decay.
+twentieth of what is read becomes permanent, and never on one or two reads. The reads must also
+fall on at least READ_DAYS distinct UTC days (Node.read_days): a burst within one day counts once.
+The database forbids reverting (trigger memory_node_permanent_one_way) and forbids a permanent
+node to decay.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from memory import audit
 from memory.models import EventKind, Node
 
 FLOOR = 3
+READ_DAYS = 3
 PERCENTILE = 0.95
 BATCH = 2000
 ACTOR = "sleep"
@@ -41,14 +44,14 @@ def promote(
     beat: Callable[..., None] | None = None,
 ) -> dict:
     """Make permanent (permanent_at = now, store clock) every live node whose access_count has
-    reached promotion_threshold(), oldest id first, at most `limit`; each batch sets the flags and
-    writes their promoted_permanent events in one transaction. Never touches decayed nodes.
+    reached promotion_threshold() on at least READ_DAYS days, oldest id first, at most `limit`;
+    each batch sets the flags and writes their promoted_permanent events in one transaction.
+    Never touches decayed nodes.
     Returns {"count": promoted (or that would be), "threshold": t}."""
     threshold = promotion_threshold()
     due = Node.objects.filter(decayed_at__isnull=True, permanent=False)
-    ids = list(
-        due.filter(access_count__gte=threshold).order_by("id").values_list("id", flat=True)[:limit]
-    )
+    due = due.filter(access_count__gte=threshold, read_days__gte=READ_DAYS)
+    ids = list(due.order_by("id").values_list("id", flat=True)[:limit])
     if dry_run:
         return {"count": len(ids), "threshold": threshold}
     promoted = 0

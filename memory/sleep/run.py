@@ -287,11 +287,21 @@ def request_sleep(
     only_step: str | None = None,
 ) -> SleepRun:
     """Queue a sleep run for the worker (the dashboard's "sleep now"): a queued SleepRun, and its
-    task enqueued after commit. Refuses (Conflict "sleep_running") while a run is running, after
-    marking failed any run whose worker died; refuses (Invalid) an unknown step."""
+    task enqueued after commit. A run already queued and not yet started is returned instead of
+    a second one (a double click queues one run). Refuses (Conflict "sleep_running") while a run
+    is running, after marking failed any run whose worker died; refuses (Invalid) an unknown
+    step."""
     from django_q.tasks import async_task
 
+    # BEGIN IMMEDIATE (settings): two requests at once serialise here, so the second one sees
+    # the first one's queued row.
     with transaction.atomic():
+        waiting = SleepRun.objects.filter(status=SleepStatus.QUEUED)
+        queued = waiting.filter(
+            dry_run=dry_run, max_nodes=max_nodes, only_step=only_step or ""
+        ).first()
+        if queued is not None:
+            return queued
         run = _new_run(
             requested_by=requested_by, dry_run=dry_run, max_nodes=max_nodes, only_step=only_step
         )

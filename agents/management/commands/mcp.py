@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.mcp_server import build_server
+from agents.mcp_server import build_server, serve_stdio
 from memory.errors import GroveError
 from memory.tokens import active_token
 
@@ -19,4 +19,4 @@ class Command(BaseCommand):
         except GroveError as exc:
             raise CommandError(exc.message) from exc
         # stdout is the protocol channel from here on: nothing else may print to it.
-        build_server(token_name=token).run("stdio")
+        serve_stdio(build_server(token_name=token))

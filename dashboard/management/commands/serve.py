@@ -40,9 +40,16 @@ class Command(BaseCommand):
         if not no_worker:
             # Its own session: a terminal's Ctrl-C reaches only us, and we stop the worker once.
             # (Signalled twice, the cluster's main process can exit before its children.)
+            # It holds the read end of a pipe only we can close: if we die, even by SIGKILL,
+            # it reads EOF and stops (manage.py worker), so a restart never runs two clusters.
+            lifeline, ours = os.pipe()
             worker = subprocess.Popen(
-                [sys.executable, "manage.py", "qcluster"], start_new_session=True
+                [sys.executable, "manage.py", "worker", "--parent-fd", str(lifeline)],
+                start_new_session=True,
+                pass_fds=(lifeline,),
             )
+            os.close(lifeline)
+            self._lifeline = ours  # held open for as long as this process lives
         host = settings.GROVE_HOST
         self.stdout.write(
             f"Grove on http://{host}:{port}/  ({workers} web process(es), worker pid "
@@ -63,7 +70,15 @@ class Command(BaseCommand):
             if workers > 1:
                 _serve_processes(application, host, port, workers)
             else:
-                serve(application, host=host, port=port, threads=8, _quiet=True)
+                serve(
+                    application,
+                    host=host,
+                    port=port,
+                    threads=8,
+                    _quiet=True,
+                    # waitress answers 413 from the Content-Length alone, before reading it.
+                    max_request_body_size=settings.GROVE_MAX_REQUEST_BYTES + 1,  # refuses >=
+                )
         except KeyboardInterrupt:
             pass
         finally:
@@ -97,7 +112,13 @@ def _serve_processes(application, host: str, port: int, count: int) -> None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us with SIGTERM
             signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
             with contextlib.suppress(KeyboardInterrupt):
-                serve(application, sockets=[sock], threads=8, _quiet=True)
+                serve(
+                    application,
+                    sockets=[sock],
+                    threads=8,
+                    _quiet=True,
+                    max_request_body_size=settings.GROVE_MAX_REQUEST_BYTES + 1,
+                )
             os._exit(0)
         children.append(pid)
     try:

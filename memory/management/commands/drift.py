@@ -9,8 +9,8 @@ from memory.drift import find_drift
 
 class Command(BaseCommand):
     help = (
-        "Report ground nodes whose source file is missing or no longer matches the hash "
-        "recorded at import; exit non-zero on any drift."
+        "Report ground nodes whose source file (or vault section) is missing or no longer "
+        "matches what was imported; exit non-zero on any drift."
     )
 
     def add_arguments(self, parser) -> None:
@@ -21,6 +21,8 @@ class Command(BaseCommand):
         for item in drift:
             if item["problem"] == "missing":
                 self.stdout.write(f"node {item['id']}: {item['path']} is missing")
+            elif item["problem"] == "section missing":
+                self.stdout.write(f"node {item['id']}: the section {item['path']} is gone")
             else:
                 self.stdout.write(
                     f"node {item['id']}: {item['path']} changed: recorded {item['recorded']}, "

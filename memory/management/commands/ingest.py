@@ -22,4 +22,5 @@ class Command(BaseCommand):
             summary = ingest(options["path"], tz=options["tz"], domain=options["domain"])
         except GroveError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from exc
-        self.stdout.write(f"{options['format']}: {summary}")
+        # The summaries speak sentences (their __str__), never a dataclass repr.
+        self.stdout.write(f"Imported {options['path']} as {options['format']}: {summary}")

@@ -1,0 +1,21 @@
+"""Template filters for the dashboard: safe markdown bodies and reason codes in words."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.safestring import SafeString
+
+from dashboard.markdown import render_markdown
+from memory.reasons import reason_words
+
+register = template.Library()
+
+
+@register.filter(name="markdown")
+def markdown_filter(body: str) -> SafeString:
+    return render_markdown(body)
+
+
+@register.filter(name="reason_words")
+def reason_words_filter(code: str | None) -> str:
+    return reason_words(code)
