@@ -123,5 +123,10 @@ def test_permanence_never_reverts_even_when_decay_or_consolidation_would_touch_i
 
 def test_read_days_cannot_go_negative_even_by_raw_sql(make_note):
     node = make_note("Counted.")
-    with pytest.raises(IntegrityError, match="CHECK"), connection.cursor() as cursor:
+    # SQLite says "CHECK constraint failed", PostgreSQL "violates check constraint".
+    with (
+        pytest.raises(IntegrityError, match="(?i)check constraint"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
         cursor.execute("UPDATE memory_node SET read_days = -1 WHERE id = %s", [node.pk])
