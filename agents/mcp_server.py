@@ -128,13 +128,15 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
         scope: Literal["home", "wild", "both"] = "home",
         limit: int = 10,
         as_of: str = "",
+        why: bool = False,
     ) -> dict[str, Any]:
         """Previews for a query, best first: jurisdiction, id, trust, kind, excerpt, source.
-        Never bodies (use read). scope: home (made here), wild (brought in) or both."""
+        Never bodies (use read). scope: home (made here), wild (brought in) or both.
+        why: each preview also says briefly why it was found (words, vector, via #id, date)."""
         return _run(
             token_name,
             lambda token: api.recall_packets(
-                token, q=query, scope=scope, limit=limit, as_of=as_of or None
+                token, q=query, scope=scope, limit=limit, as_of=as_of or None, why=why
             ),
         )
 

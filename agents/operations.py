@@ -196,21 +196,30 @@ def recall_packets(
     domain: Any = None,
     limit: Any = None,
     as_of: Any = None,
+    why: Any = None,
 ) -> dict[str, Any]:
     """Previews (never bodies) for a query, in the token's domains. Logged by recall; does not
-    count as reading. Refuses (Invalid) an empty query, a bad scope, limit or as_of."""
-    check_text([q, scope, domain, limit, as_of])
+    count as reading. With `why`, each packet says briefly why it is there. Refuses (Invalid)
+    an empty query, a bad scope, limit, as_of or why."""
+    check_text([q, scope, domain, limit, as_of, why])
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
     scope = params.scope(scope)
     limit = params.integer(limit, name="limit", low=1, high=MAX_RECALL_LIMIT, default=10)
     when = params.as_of(as_of)
+    explain = params.flag(why, name="why")
     domains = _read_domains(token, params.domains_param(domain))
     if not domains:
         # Never hand recall an empty list: it must not be mistaken for "every domain".
         return {"results": []}
     results = recall(
-        q, scope=scope, domains=domains, limit=limit, as_of=when, actor=actor_of(token)
+        q,
+        scope=scope,
+        domains=domains,
+        limit=limit,
+        as_of=when,
+        actor=actor_of(token),
+        why=explain,
     )
     return {"results": results}
 

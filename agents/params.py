@@ -43,6 +43,15 @@ def integer(value: Any, *, name: str, low: int, high: int, default: int) -> int:
     return number
 
 
+def flag(value: Any, *, name: str) -> bool:
+    """A yes/no parameter: true/false, 1/0 (query strings), or a JSON boolean."""
+    if value is None or value == "" or value is False or value in ("0", "false"):
+        return False
+    if value is True or value in ("1", "true"):
+        return True
+    raise Invalid(f"{name} must be true or false", code="bad_field")
+
+
 def scope(value: Any) -> str:
     chosen = value or "home"
     if chosen not in SCOPES:

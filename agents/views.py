@@ -163,6 +163,7 @@ def recall_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
         domain=",".join(domains) if domains else None,
         limit=data.get("limit"),
         as_of=data.get("as_of"),
+        why=data.get("why"),
     )
 
 

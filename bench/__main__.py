@@ -2,6 +2,8 @@
 
 Each module in SECTIONS has `run(sizes: list[int]) -> str` returning a Markdown section.
 Usage: python -m bench [--only recall,sleep] [--sizes 10000,100000] [--days 365 --scale 0.1]
+A run at other sizes (e.g. the opt-in `--sizes 1000000`, slow: the 1M graph alone takes minutes
+to generate, then is cached) keeps the table rows of sizes it did not measure.
 """
 
 from __future__ import annotations
@@ -10,12 +12,37 @@ import argparse
 import importlib
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
 
 SECTIONS = ["recall", "sleep", "ceremony", "pages", "api", "forgetting", "load"]
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+_SIZE_ROW = re.compile(r"^\| ([\d,]+) \|")
+
+
+def keep_other_sizes(old: str, new: str, sizes: list[int]) -> str:
+    """`new` with the table rows of `old` (those led by a size) whose size this run did not
+    measure, merged into new's first table in size order."""
+    measured = {f"{n:,}" for n in sizes}
+    carried = [
+        line
+        for line in old.splitlines()
+        if (m := _SIZE_ROW.match(line)) and m.group(1) not in measured
+    ]
+    lines = new.splitlines()
+    rows = [i for i, line in enumerate(lines) if _SIZE_ROW.match(line)]
+    if not carried or not rows:
+        return new
+    end = rows[0]
+    while end < len(lines) and _SIZE_ROW.match(lines[end]):
+        end += 1
+    block = sorted(
+        [*lines[rows[0] : end], *carried],
+        key=lambda line: int(_SIZE_ROW.match(line).group(1).replace(",", "")),
+    )
+    return "\n".join([*lines[: rows[0]], *block, *lines[end:]]) + "\n"
 
 
 def main() -> int:
@@ -48,12 +75,17 @@ def main() -> int:
         text = module.run(sizes)
         print(text)
         print(f"({name}: {time.perf_counter() - started:.0f}s)")
-        (parts_dir / f"{name}.md").write_text(text.strip() + "\n")
+        part = parts_dir / f"{name}.md"
+        if part.exists():
+            text = keep_other_sizes(part.read_text(), text, sizes)
+        part.write_text(text.strip() + "\n")
     header = (
         "# Benchmarks\n\n"
         f"Written by `make bench` on {platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, SQLite {__import__('sqlite3').sqlite_version}. "
-        "Each section is rewritten when its benchmark runs (`python -m bench --only NAME`).\n"
+        "Each section is rewritten when its benchmark runs (`python -m bench --only NAME`). "
+        "The vector index's library comparison is docs/bench/ann-compare.md "
+        "(bench/ann_compare.py).\n"
     )
     sections = [
         (parts_dir / f"{name}.md").read_text()

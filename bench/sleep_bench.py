@@ -4,18 +4,59 @@ alone, and peak memory, on synthetic graphs (bench.synthetic.graph_copy).
 Targets (issues 4 and 11): the first sleep's decay step collects >= 10,000 nodes at 100k in
 <= 1 s (the graphs hold garbage: unread notes that no read or young node derives from or cites);
 first full sleep <= 60 s at 100k; incremental <= 5 s; peak RSS <= 1 GB.
+Issue 17, at 1M: full <= 10 min, incremental <= 5 s, peak RSS <= 1.5 GB; cross-link through
+the vector index keeps >= 95% of the exact search's edges (measured on 10k).
 """
 
 from __future__ import annotations
 
 import random
 import resource
+import shutil
 import time
 from datetime import UTC, datetime
 
 from bench.synthetic import _vocabulary, graph_copy, sentence, use_database
 
 NEW_NODES = 1000
+AGREEMENT_NODES = 10_000
+
+
+def fresh_graph(n: int, name: str):
+    """graph_copy, without a vector index left by an earlier run on the same file."""
+    from memory.embed import get_embedder
+    from memory.vector_index import index_dir
+
+    path = graph_copy(n, name)
+    with use_database(path):
+        shutil.rmtree(index_dir(get_embedder().name), ignore_errors=True)
+    return path
+
+
+def crosslink_agreement(n: int = AGREEMENT_NODES) -> tuple[float, int, float, float]:
+    """Share of the exact search's similar edges (each node's top `cap` older same-domain
+    neighbours at or above the threshold) that cross-link through the vector index also makes,
+    with both timings: (agreement, exact edges, exact seconds, index seconds)."""
+    from django.test import override_settings
+
+    from memory.embed import embed_missing
+    from memory.models import Edge
+    from memory.sleep.crosslink import crosslink
+
+    edges: dict[str, set[tuple[int, int]]] = {}
+    took: dict[str, float] = {}
+    for name, min_rows in (("exact", 10**12), ("index", 0)):
+        path = fresh_graph(n, f"agree-{name}")
+        with use_database(path), override_settings(GROVE_ANN_MIN_ROWS=min_rows):
+            embed_missing(batch=2000)
+            started = time.perf_counter()
+            crosslink()
+            took[name] = time.perf_counter() - started
+            edges[name] = set(
+                Edge.objects.filter(kind="similar").values_list("from_node_id", "to_node_id")
+            )
+    agreement = len(edges["exact"] & edges["index"]) / max(len(edges["exact"]), 1)
+    return agreement, len(edges["exact"]), took["exact"], took["index"]
 
 
 def _peak_mb() -> float:
@@ -42,6 +83,24 @@ def _add_nodes(count: int, *, seed: int) -> None:
         )
 
 
+def _semantic_step() -> float:
+    """Seconds for the semantic step's first fit (fit + embed every live node + publish)."""
+    from django.test import override_settings
+
+    from memory import semantic
+    from memory.sleep import run_sleep
+
+    semantic.model_path().unlink(missing_ok=True)
+    semantic.forget()
+    with override_settings(GROVE_SEMANTIC_MODEL=True):
+        started = time.perf_counter()
+        run_sleep(requested_by="bench", only_step="semantic")
+        took = time.perf_counter() - started
+        semantic.model_path().unlink(missing_ok=True)
+    semantic.forget()
+    return took
+
+
 def _steps(run) -> str:
     return ", ".join(
         f"{name} {info.get('ms', 0) / 1000:.1f}s/{info.get('count', 0)}"
@@ -66,11 +125,11 @@ def run(sizes: list[int]) -> str:
         "full <= 60 s at 100k, incremental <= 5 s, peak RSS <= 1 GB.",
         "",
         "| nodes | full sleep | incremental | decay step in the full sleep (collected) | "
-        "decay again on the slept graph | peak RSS | steps (full) |",
+        "decay again on the slept graph | semantic step (opt-in) | peak RSS | steps (full) |",
         "|---:|---:|---:|---:|---:|---:|---|",
     ]
     for n in sizes:
-        path = graph_copy(n, "sleep")
+        path = fresh_graph(n, "sleep")
         with use_database(path):
             started = time.perf_counter()
             full = run_sleep(requested_by="bench")
@@ -82,17 +141,28 @@ def run(sizes: list[int]) -> str:
             started = time.perf_counter()
             again = decay(now=datetime.now(UTC))["count"]
             again_s = time.perf_counter() - started
+            semantic_s = _semantic_step()
         first = full.steps["decay"]
         print(f"  {n:,}: full {_steps(full)}")
         print(f"  {n:,}: incremental {_steps(incremental)}")
         lines.append(
             f"| {n:,} | {full_s:.1f} s | {inc_s:.2f} s | {first['ms'] / 1000:.2f} s "
-            f"({first['count']:,}) | {again_s:.2f} s ({again}) | "
+            f"({first['count']:,}) | {again_s:.2f} s ({again}) | {semantic_s:.1f} s | "
             f"{_peak_mb():.0f} MB | {_steps(full)} |"
         )
+    agreement, exact_edges, exact_s, index_s = crosslink_agreement()
     lines += [
         "",
         "Peak RSS is the process maximum (ru_maxrss) after all sizes, so it includes the "
-        "embedder and the largest graph's vectors.",
+        "embedder and the largest graph's vectors. *Semantic step (opt-in)*: the first fit of "
+        "the semantic model (GROVE_SEMANTIC_MODEL, off by default) on the slept graph, with "
+        "every live node embedded under it. With the model on, this replaces the embed step's "
+        "work in a full sleep (embed then finds every node done). From GROVE_ANN_MIN_ROWS "
+        "(50,000) vectors on, cross-link draws its candidates from the vector index "
+        "(memory.vector_index).",
+        "",
+        f"Cross-link through the vector index against exact search, {AGREEMENT_NODES:,} nodes: "
+        f"**{agreement:.1%}** of the exact search's {exact_edges:,} similar edges made "
+        f"(target >= 95%); exact {exact_s:.1f} s, index {index_s:.1f} s (index forced on).",
     ]
     return "\n".join(lines)

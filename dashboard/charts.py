@@ -29,6 +29,24 @@ def _nice_max(value: int) -> int:
         step *= 10
 
 
+def _legend(series: Sequence[tuple[str, str, Sequence[int]]], *, left: int) -> list[dict[str, Any]]:
+    """One swatch and label per series, left to right, each label with its total."""
+    legend: list[dict[str, Any]] = []
+    x = left
+    for label, colour, values in series:
+        legend.append(  # fmt: skip
+            {
+                "x": x,
+                "tx": x + 16,
+                "fill": colour,
+                "text": f"{label} ({sum(values)})",
+                "series": len(legend),
+            }
+        )
+        x += 16 + 9 * (len(label) + 8)
+    return legend
+
+
 def bar_geometry(
     *,
     days: Sequence[date],
@@ -70,24 +88,11 @@ def bar_geometry(
         {"y": _f(top + plot_h - plot_h * k / 4), "value": f"{peak * k / 4:g}"} for k in range(5)
     ]
     table = [(day, [values[i] for _, _, values in series]) for i, day in enumerate(days)]
-    legend: list[dict[str, Any]] = []
-    x = left
-    for label, colour, values in series:
-        legend.append(  # fmt: skip
-            {
-                "x": x,
-                "tx": x + 16,
-                "fill": colour,
-                "text": f"{label} ({sum(values)})",
-                "series": len(legend),
-            }
-        )
-        x += 16 + 9 * (len(label) + 8)
     return {
         "width": width, "height": height, "left": left, "right": width - right, "base": _f(base),
         "ylab_x": left - 6,
         "label_y": height - bottom + 16, "bars": bars, "ticks": ticks, "grid": grid,
-        "legend": legend,
+        "legend": _legend(series, left=left),
         "rows": [r for r in table if any(r[1])],
         "names": [label for label, _, _ in series],
     }  # fmt: skip

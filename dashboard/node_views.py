@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -11,10 +12,11 @@ from django.db.models import Q
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.asof import widget_value
-from dashboard.graph import backlinks, neighbourhood
+from dashboard.graph import Neighbourhood, backlinks, neighbourhood
 from dashboard.graph_layout import render_svg
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
@@ -46,6 +48,29 @@ def _toggled(params: dict[str, str]) -> dict[str, str]:
     if "decayed" not in params:
         flipped["decayed"] = "1"
     return flipped
+
+
+def _history(node: Node, as_of: datetime | None) -> tuple[list[Event], int]:
+    """The events of (or naming) the node up to as_of, the first 500, and how many came later."""
+    events = (
+        Event.objects.filter(Q(node=node) | Q(related_node=node))
+        .select_related("token")
+        .order_by("at", "id")
+    )
+    later = 0
+    if as_of is not None:
+        later = events.filter(at__gt=as_of).count()
+        events = events.filter(at__lte=as_of)
+    return list(events[:500]), later
+
+
+def _graph_svg(
+    hood: Neighbourhood, node_id: int, *, as_of: datetime | None, params: dict[str, str]
+) -> SafeString:
+    title = f"Graph neighbourhood of node #{node_id}" + (
+        f" as of {as_of:%Y-%m-%d %H:%M} UTC" if as_of else ""
+    )
+    return render_svg(hood, href=_node_href(params), title=title)
 
 
 @require_GET
@@ -80,24 +105,12 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     trust = trust_map([node.pk], as_of=as_of)[node.pk] if as_of else trust_now
     live = node.pk in live_at([node.pk], as_of=as_of)
     holding = held_by(node.pk) if as_of is None and node.is_live else None
-    events = (
-        Event.objects.filter(Q(node=node) | Q(related_node=node))
-        .select_related("token")
-        .order_by("at", "id")
-    )
-    later = 0
-    if as_of is not None:
-        later = events.filter(at__gt=as_of).count()
-        events = events.filter(at__lte=as_of)
+    shown, later = _history(node, as_of)
     try:
         report = authority_report(node.pk, as_of=as_of)
     except GroveError as error:
         report = {"error": error.message}
     hood = neighbourhood(node.pk, as_of=as_of, show_decayed=show_decayed)
-    title = f"Graph neighbourhood of node #{node.pk}" + (
-        f" as of {as_of:%Y-%m-%d %H:%M} UTC" if as_of else ""
-    )
-    shown = list(events[:500])
     decays = [e for e in shown if e.kind == EventKind.DECAYED and e.node_id == node.pk]
     context.update(
         decay_event=decays[-1] if decays else None,
@@ -111,7 +124,7 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         later_events=later,
         report=report,
         hood=hood,
-        graph=render_svg(hood, href=_node_href(params), title=title),
+        graph=_graph_svg(hood, node.pk, as_of=as_of, params=params),
         trust_states=Trust.values,
         backlinks=backlinks(node.pk, as_of=as_of),
         toggle_url=_node_href(_toggled(params))(node.pk),

@@ -29,7 +29,7 @@ def _found(query: str, *, page: int, **options) -> tuple[list[dict], bool]:
     """Results 1..page*RESULTS, each with its domain and a highlighted excerpt; and whether
     there are more (one extra asked for, within recall's limit)."""
     shown = min(page * RESULTS, MAX_LIMIT)
-    results = recall(query, limit=min(shown + 1, MAX_LIMIT), actor=OWNER_ACTOR, **options)
+    results = recall(query, limit=min(shown + 1, MAX_LIMIT), actor=OWNER_ACTOR, why=True, **options)
     domains = dict(
         Node.objects.filter(pk__in=[r["id"] for r in results]).values_list("id", "domain")
     )

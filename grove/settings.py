@@ -219,12 +219,20 @@ GROVE_CHAIN_ANCHOR = Path(env("GROVE_CHAIN_ANCHOR", str(DATA_DIR / "chain-anchor
 GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 90)
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
+# Sleep fits a semantic model (TF-IDF + SVD) on the owner's text for recall (memory.semantic).
+# Off by default: on LoCoMo dev it lost held-out R@10 to the hashing embedder (docs/recall.md).
+GROVE_SEMANTIC_MODEL = env_bool("GROVE_SEMANTIC_MODEL", False)
+GROVE_MODEL_DIR = Path(env("GROVE_MODEL_DIR", str(DATA_DIR / "models")))
 GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")
 # A running sleep whose heartbeat is older than this is taken for dead and marked failed.
 GROVE_SLEEP_STALE_SECONDS = env_int("GROVE_SLEEP_STALE_SECONDS", 120)
 GROVE_CROSSLINK_MIN_COSINE = env_float("GROVE_CROSSLINK_MIN_COSINE", 0.6)
 GROVE_CROSSLINK_CAP = env_int("GROVE_CROSSLINK_CAP", 3)
 GROVE_CONSOLIDATE_MIN_COSINE = env_float("GROVE_CONSOLIDATE_MIN_COSINE", 0.92)
+# The vector index (memory.vector_index): where it lives, and from how many vectors recall and
+# cross-link use it instead of an exact scan (below that, the scan is fast and exact).
+GROVE_VECTOR_INDEX_DIR = Path(env("GROVE_VECTOR_INDEX_DIR", str(DATA_DIR / "vector-index")))
+GROVE_ANN_MIN_ROWS = env_int("GROVE_ANN_MIN_ROWS", 50_000)
 GROVE_TICKET_SECONDS = env_int("GROVE_TICKET_SECONDS", 3600)
 # Only tests set this: lets `flush` past the no-delete triggers (see grove/sqlite/base.py).
 GROVE_ALLOW_FLUSH = False

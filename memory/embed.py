@@ -82,10 +82,22 @@ def normalise(matrix: np.ndarray) -> np.ndarray:
 
 
 @functools.cache
-def get_embedder() -> Embedder:
+def configured_embedder() -> Embedder:
     """The configured embedder (GROVE_EMBEDDER, GROVE_EMBEDDER_PATH), built once per process."""
     cls = import_string(settings.GROVE_EMBEDDER)
     return cls(path=settings.GROVE_EMBEDDER_PATH)
+
+
+def get_embedder() -> Embedder:
+    """The embedder vectors are made and searched with: the semantic model sleep fitted on the
+    owner's text (memory.semantic) once a usable one exists and no other embedder was
+    configured; otherwise the configured one (hashing by default)."""
+    from memory.semantic import current
+
+    base = configured_embedder()
+    if isinstance(base, HashingEmbedder) and (fitted := current()) is not None:
+        return fitted
+    return base
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -96,10 +108,13 @@ def from_blob(blob: bytes | memoryview, dim: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4", count=dim)
 
 
-def embed_missing(*, limit: int | None = None, batch: int = 512) -> int:
-    """Embed live nodes that have no vector for the current model, in batches of `batch`, each
-    batch in its own transaction. Store clock order (oldest first). Returns how many were made."""
-    embedder = get_embedder()
+def embed_missing(
+    *, limit: int | None = None, batch: int = 512, embedder: Embedder | None = None
+) -> int:
+    """Embed live nodes that have no vector for the current model (or `embedder`, a model not
+    yet published), in batches of `batch`, each batch in its own transaction. Store clock order
+    (oldest first). Returns how many were made."""
+    embedder = embedder or get_embedder()
     made = 0
     while limit is None or made < limit:
         size = batch if limit is None else min(batch, limit - made)

@@ -3,7 +3,7 @@
 extract(parent, start, end) writes a child whose body is exactly parent.body[start:end] (the span
 trimmed of surrounding whitespace first, since the write path strips it), in the parent's
 domain and jurisdiction, derived_from the parent, with a `nests` edge parent -> child
-(container -> part). The write path enforces the verbatim rule (write.nest_into), integrity
+(container -> part). The write path enforces the verbatim rule (nest.nest_into), integrity
 re-checks it on every nests edge (integrity.nests_not_verbatim), and the walk routes over nests
 go deeper (to the part) and shallower (to the container).
 """

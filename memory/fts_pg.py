@@ -78,6 +78,22 @@ def substring_candidates(
         return [(row[0], 1.0) for row in cursor.fetchall()]
 
 
+def matched_terms(node_ids: Sequence[int], terms: Sequence[str]) -> dict[int, list[str]]:
+    """Which of `terms` each node's body holds, as the tsvector sees it (stemmed)."""
+    found: dict[int, list[str]] = {}
+    marks = ",".join(["%s"] * len(node_ids))
+    with connection.cursor() as cursor:
+        for term in terms:
+            query, params = _or_query([term])
+            cursor.execute(
+                f"SELECT id FROM memory_node WHERE body_tsv @@ {query} AND id IN ({marks})",
+                [*params, *node_ids],
+            )
+            for (node_id,) in cursor.fetchall():
+                found.setdefault(node_id, []).append(term)
+    return found
+
+
 def has_trigram_index() -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'memory_node_body_trgm'")

@@ -136,6 +136,51 @@ def _append(
     return name, end, record
 
 
+def _check_turn(
+    *,
+    conversation: str,
+    user: Any,
+    assistant: Any,
+    signature: Any,
+    domain: Any,
+    referent_time: str | datetime | None,
+) -> tuple[str, datetime | None]:
+    """commit_turn's checks, all before the scroll is touched: the pair's body and referent."""
+    if not isinstance(domain, str) or not domain.strip():
+        raise Invalid("domain must be a non-empty label", code="bad_domain")
+    scroll_name(conversation, domain)
+    if not isinstance(user, str) or not isinstance(assistant, str):
+        raise Invalid("user and assistant must be text", code="bad_body")
+    body = f"user: {user}\nassistant: {assistant}"
+    if len(body) > settings.GROVE_MAX_BODY_CHARS:
+        raise TooLarge(
+            f"turn has {len(body)} characters; the limit is {settings.GROVE_MAX_BODY_CHARS}"
+        )
+    if not scrub(user) and not scrub(assistant):
+        raise Invalid("the turn is empty once transport scaffolding is removed", code="empty_body")
+    if not isinstance(signature, str) or not signature.strip():
+        raise Invalid("signature is required: say who wrote this", code="unsigned")
+    check_lengths(source="", signature=signature)
+    referent = parse_instant(referent_time)
+    return body, referent
+
+
+def _previous_pair(conversation: str, domain: str, name: str) -> int | None:
+    """The conversation's latest pair in this domain (the new pair responds_to it)."""
+    # The same domain only, so no responds_to edge crosses domains; the top-level file
+    # too, where this domain's turns may sit from before scrolls had domains.
+    return (
+        Node.objects.filter(
+            kind=Kind.PAIR,
+            domain=domain,
+            scroll_path__in={name, scroll_name(conversation)},
+        )
+        .order_by("-id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
 def commit_turn(
     *,
     conversation: str,
@@ -160,22 +205,14 @@ def commit_turn(
     """
     from memory.cites import consume_cites
 
-    if not isinstance(domain, str) or not domain.strip():
-        raise Invalid("domain must be a non-empty label", code="bad_domain")
-    scroll_name(conversation, domain)
-    if not isinstance(user, str) or not isinstance(assistant, str):
-        raise Invalid("user and assistant must be text", code="bad_body")
-    body = f"user: {user}\nassistant: {assistant}"
-    if len(body) > settings.GROVE_MAX_BODY_CHARS:
-        raise TooLarge(
-            f"turn has {len(body)} characters; the limit is {settings.GROVE_MAX_BODY_CHARS}"
-        )
-    if not scrub(user) and not scrub(assistant):
-        raise Invalid("the turn is empty once transport scaffolding is removed", code="empty_body")
-    if not isinstance(signature, str) or not signature.strip():
-        raise Invalid("signature is required: say who wrote this", code="unsigned")
-    check_lengths(source="", signature=signature)
-    referent = parse_instant(referent_time)
+    body, referent = _check_turn(
+        conversation=conversation,
+        user=user,
+        assistant=assistant,
+        signature=signature,
+        domain=domain,
+        referent_time=referent_time,
+    )
 
     with transaction.atomic():
         name, offset, record = _append(
@@ -191,18 +228,7 @@ def commit_turn(
                 "referent_time": referent.isoformat() if referent else None,
             },
         )
-        # The same domain only, so no responds_to edge crosses domains; the top-level file
-        # too, where this domain's turns may sit from before scrolls had domains.
-        previous = (
-            Node.objects.filter(
-                kind=Kind.PAIR,
-                domain=domain,
-                scroll_path__in={name, scroll_name(conversation)},
-            )
-            .order_by("-id")
-            .values_list("pk", flat=True)
-            .first()
-        )
+        previous = _previous_pair(conversation, domain, name)
         result = write_node(
             body=body,
             kind=Kind.PAIR,

@@ -11,11 +11,12 @@ recall, read, walk, authority, the graph, the agents' door and the dashboard all
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from django.db import connection
 
 from memory.clocks import parse_instant
@@ -70,6 +71,30 @@ class Visibility:
             clauses.append(f"{alias}.created_at <= %s")
             params.append(db_time(self.as_of))
         return " AND ".join(clauses) or "TRUE", params
+
+    def row_mask(
+        self,
+        *,
+        domain: np.ndarray,
+        codes: Mapping[str, int],
+        wild: np.ndarray,
+        created: np.ndarray,
+    ) -> np.ndarray | None:
+        """sql()'s twin for the vector paths (the exact scan and the ANN index): which rows pass
+        domains, scope and created by as_of, given per-row domain codes (into `codes`), a wild
+        flag and the store clock in epoch seconds. None when every row passes. Liveness and
+        trust are judged afterwards, per candidate (live_at, lawful_trust), on every path."""
+        mask: np.ndarray | None = None
+        if self.domains is not None:
+            wanted = [codes[d] for d in self.domains if d in codes]
+            mask = np.isin(domain, wanted)
+        if self.scope != "both":
+            in_scope = wild if self.scope == "wild" else ~wild
+            mask = in_scope if mask is None else mask & in_scope
+        if self.as_of is not None:
+            then = created <= self.as_of.timestamp()
+            mask = then if mask is None else mask & then
+        return mask
 
 
 def db_time(value: datetime) -> Any:

@@ -2,14 +2,12 @@
 
 _validate (scrub and check) -> _tombstone and _known (the content-key lookup, claim kinds only,
 within domain, jurisdiction and kind) -> _insert (node, edges, its `arrived` event; the FTS row is
-written by the database's own trigger), all in one transaction.
+written by the database's own trigger), all in one transaction. The body's scrub and hashes
+are in memory/scrub.py, the nested-extract hook in memory/nest.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -35,45 +33,12 @@ from memory.models import (
     Node,
     Trust,
 )
+from memory.nest import Nest, nest_into
+from memory.scrub import body_hash_of, content_key_of, scrub
 from memory.trust import trust_map
 
-# Transport scaffolding: model reasoning and system blocks, chat-template tokens. Never the claim.
-_SCAFFOLD_BLOCKS = re.compile(
-    r"<(think|thinking|system|system-reminder)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL
-)
-_SCAFFOLD_TAGS = re.compile(
-    r"</?(think|thinking|system|system-reminder)\b[^>]*>|<\|(im_start|im_end|endoftext|eot_id)\|>"
-    r"(?:(?<=im_start\|>)(system|user|assistant)\b)?",
-    re.IGNORECASE,
-)
-_WS = re.compile(r"\s+")
 # Documents brought in from outside: their origin may be the source they were read from.
 EXTERNAL_KINDS = frozenset({Kind.IMPORT, Kind.INTERNET})
-
-
-def scrub(text: str) -> str:
-    """Strip transport scaffolding (<think>/<system> blocks, stray tags, template tokens) and
-    normalise line endings. Never rewrites the words of the claim itself."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
-    text = _SCAFFOLD_BLOCKS.sub("", text)
-    text = _SCAFFOLD_TAGS.sub("", text)
-    return text.strip()
-
-
-def body_hash_of(body: str) -> str:
-    """sha256 hex of the stored (already scrubbed) body."""
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
-
-
-def content_key_of(body: str) -> str:
-    """The tombstone key: sha256 of NFKC, casefolded, whitespace-folded text without format
-    characters (Unicode Cf: zero-width, bidi controls, tags, soft hyphen), so an invisible
-    character cannot slip rejected words past their tombstone."""
-    visible = "".join(
-        ch for ch in unicodedata.normalize("NFKC", body) if unicodedata.category(ch) != "Cf"
-    )
-    folded = _WS.sub(" ", visible.casefold()).strip()
-    return hashlib.sha256(folded.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -410,35 +375,3 @@ def _insert(request: _Request) -> Node:
     except IntegrityError as exc:
         raise Invalid(f"refused by the database: {exc}", code="constraint") from exc
     return node
-
-
-# --- nested verbatim extracts (the write path's hook for memory/extract.py) -------------------
-
-
-@dataclass(frozen=True)
-class Nest:
-    """Where an extract sits: its body is parent.body[start:end], word for word."""
-
-    parent: int
-    start: int
-    end: int
-
-    def as_json(self) -> dict[str, int]:
-        return {"parent": self.parent, "start": self.start, "end": self.end}
-
-
-def nest_into(node: Node, nest: Nest, *, actor: str) -> None:
-    """Inside the write's transaction: refuse (Invalid, not_verbatim) unless the new node's body
-    is exactly parent.body[start:end], then add the nests edge parent -> node (container ->
-    part). An extract is an occurrence of those words in that parent: it is never merged with
-    other nodes of the same words (only the tombstone applies)."""
-    parent = Node.objects.filter(pk=nest.parent).values_list("body", flat=True).first()
-    if parent is None or parent[nest.start : nest.end] != node.body or nest.start < 0:
-        raise Invalid(
-            f"the extract is not node {nest.parent}'s text from {nest.start} to {nest.end}, "
-            "word for word",
-            code="not_verbatim",
-        )
-    Edge.objects.create(
-        from_node_id=nest.parent, to_node=node, kind=EdgeKind.NESTS, created_by=actor
-    )

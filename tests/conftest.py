@@ -47,6 +47,17 @@ def _decay_age_14_days(settings) -> None:
     settings.GROVE_DECAY_MIN_AGE_DAYS = 14
 
 
+@pytest.fixture(autouse=True)
+def _own_model_dir(tmp_path, settings):
+    """Each test its own semantic model directory: a fitted model never outlives its test."""
+    from memory import semantic
+
+    settings.GROVE_MODEL_DIR = tmp_path / "models"
+    semantic.forget()
+    yield
+    semantic.forget()
+
+
 @pytest.fixture
 def root_note(db) -> Node:
     """A journal entry to hang origins on (journal needs an origin too, so it cites a scroll-less

@@ -14,10 +14,13 @@ WORK_SECRET = "Quarterly merger codename bluefin heron"
 
 @pytest.fixture
 def vectors_only(monkeypatch):
-    """Recall with the full-text list switched off: only the vector path can find anything."""
+    """Recall with the word, substring and date lists switched off: only the vector path can
+    find anything."""
+    import memory.rank as rank_module
     import memory.recall as recall_module
 
-    monkeypatch.setattr(recall_module, "_fts_candidates", lambda *args, **kwargs: [])
+    for name in ("fts_candidates", "trigram_candidates", "date_candidates"):
+        monkeypatch.setattr(rank_module, name, lambda *args, **kwargs: [])
     return recall_module.recall
 
 

@@ -3,7 +3,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.embed import HashingEmbedder, embed_missing, from_blob, get_embedder
+from memory.embed import (
+    HashingEmbedder,
+    configured_embedder,
+    embed_missing,
+    from_blob,
+    get_embedder,
+)
 from memory.models import Vector
 
 
@@ -61,7 +67,7 @@ def test_switching_the_embedder_re_embeds_under_the_new_model(make_note, setting
     make_note("note about tomatoes")
     assert embed_missing() == 2
     settings.GROVE_EMBEDDER, settings.GROVE_EMBEDDER_PATH = "test_embed.OnesEmbedder", "/models/x"
-    get_embedder.cache_clear()
+    configured_embedder.cache_clear()
     try:
         assert get_embedder().path == "/models/x"
         assert embed_missing() == 2  # the old model's vectors do not count for the new one
@@ -70,4 +76,4 @@ def test_switching_the_embedder_re_embeds_under_the_new_model(make_note, setting
             "ones-4",
         }
     finally:
-        get_embedder.cache_clear()
+        configured_embedder.cache_clear()

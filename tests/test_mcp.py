@@ -88,9 +88,12 @@ def test_an_agent_remembers_recalls_and_reads_over_mcp(seeded):
         found = _data(await session.call_tool("recall", {"query": "heat pump filter"}))
         body = _data(await session.call_tool("read", {"node_id": written["id"]}))
         bodies = _data(await session.call_tool("context", {"query": "heat pump", "budget": 50}))
-        return names, written, found, body, bodies
+        why = _data(await session.call_tool("recall", {"query": "heat pump", "why": True}))
+        return names, written, found, body, bodies, why
 
-    names, written, found, body, bodies = _session(db, "desk", script)
+    names, written, found, body, bodies, why = _session(db, "desk", script)
+    assert "why" not in found["results"][0]
+    assert why["results"][0]["why"].startswith("words: heat, pump")
     assert {"remember", "commit_turn", "recall", "read", "context", "walk", "propose"} <= names
     assert written["status"] == "created"
     assert found["results"][0]["id"] == written["id"]

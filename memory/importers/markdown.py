@@ -234,6 +234,31 @@ def _link(items: list[_File], *, actor: str, summary: VaultSummary) -> None:
                 summary.links_new += created
 
 
+def _read_files(paths: list[Path], *, root: Path, summary: VaultSummary) -> list[_File]:
+    """Each file's text and hash; one refused (a link out of the vault, too large), undecodable
+    or unreadable is counted as failed with its reason and left out."""
+    items: list[_File] = []
+    for file_path in paths:
+        rel = file_path.relative_to(root).as_posix()
+        if refused := files.refusal(file_path, root=root):
+            summary.files_failed += 1
+            summary.errors.append(f"{rel}: {refused}")
+            continue
+        try:
+            raw = file_path.read_bytes()
+            text = raw.decode("utf-8").replace("\r\n", "\n")
+        except UnicodeDecodeError:
+            summary.files_failed += 1
+            summary.errors.append(f"{rel}: not UTF-8 text")
+            continue
+        except OSError as exc:
+            summary.files_failed += 1
+            summary.errors.append(f"{rel}: could not be read ({exc.strerror})")
+            continue
+        items.append(_File(file_path, rel, str(file_path), text, hashlib.sha256(raw).hexdigest()))
+    return items
+
+
 def ingest(
     path: str | Path,
     *,
@@ -254,25 +279,7 @@ def ingest(
     # .obsidian, .git, .trash: the vault's machinery, not its notes
     root, paths = files.find(Path(path).expanduser().resolve(), SUFFIXES, skip_hidden=True)
     summary = VaultSummary(files_seen=len(paths))
-    items: list[_File] = []
-    for file_path in paths:
-        rel = file_path.relative_to(root).as_posix()
-        if refused := files.refusal(file_path, root=root):
-            summary.files_failed += 1
-            summary.errors.append(f"{rel}: {refused}")
-            continue
-        try:
-            raw = file_path.read_bytes()
-            text = raw.decode("utf-8").replace("\r\n", "\n")
-        except UnicodeDecodeError:
-            summary.files_failed += 1
-            summary.errors.append(f"{rel}: not UTF-8 text")
-            continue
-        except OSError as exc:
-            summary.files_failed += 1
-            summary.errors.append(f"{rel}: could not be read ({exc.strerror})")
-            continue
-        items.append(_File(file_path, rel, str(file_path), text, hashlib.sha256(raw).hexdigest()))
+    items = _read_files(paths, root=root, summary=summary)
     latest = _latest_imports([item.source for item in items], domain=domain)
     show = progress if progress is not None else len(items) >= PROGRESS_MIN_FILES
     for item in _progress(items, show=show):

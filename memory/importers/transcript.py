@@ -152,20 +152,12 @@ def _known_chains(source: str, *, domain: str) -> dict[str, int]:
     return {meta["chain"]: node_id for node_id, meta in rows if (meta or {}).get("chain")}
 
 
-def _write_file(
-    path: Path,
-    messages: list[Message],
-    *,
-    file_hash: str,
-    previous: int | None,
-    domain: str,
-    actor: str,
-    summary: TranscriptSummary,
-) -> None:
-    source = str(path)
-    known = _known_chains(source, domain=domain)
+def _on_record(
+    messages: list[Message], known: dict[str, int], *, summary: TranscriptSummary
+) -> tuple[int, int | None]:
+    """(where to start, the node the next message responds to): the longest prefix already on
+    record (skipped messages were never written: step over them)."""
     start, before = 0, None
-    # The longest prefix already on record (skipped messages were never written: step over them).
     while start < len(messages) and (messages[start].chain in known or _skipped(messages[start])):
         if messages[start].chain in known:
             before = known[messages[start].chain]
@@ -173,9 +165,23 @@ def _write_file(
         else:
             summary.messages_skipped += 1
         start += 1
+    return start, before
+
+
+def _write_import(
+    path: Path,
+    messages: list[Message],
+    *,
+    file_hash: str,
+    previous: int | None,
+    domain: str,
+    actor: str,
+) -> Node:
+    """The import node standing for the file: its message count and date span."""
+    source = str(path)
     times = [m.time for m in messages if m.time]
     span = f", {min(times):%Y-%m-%d} to {max(times):%Y-%m-%d}" if times else ""
-    imported = write_node(
+    return write_node(
         body=f"Transcript {path.name}: {len(messages)} messages{span}.",
         kind=Kind.IMPORT,
         jurisdiction=Jurisdiction.WILD,
@@ -191,6 +197,23 @@ def _write_file(
         },
         actor=actor,
     ).node
+
+
+def _write_file(
+    path: Path,
+    messages: list[Message],
+    *,
+    file_hash: str,
+    previous: int | None,
+    domain: str,
+    actor: str,
+    summary: TranscriptSummary,
+) -> None:
+    source = str(path)
+    start, before = _on_record(messages, _known_chains(source, domain=domain), summary=summary)
+    imported = _write_import(
+        path, messages, file_hash=file_hash, previous=previous, domain=domain, actor=actor
+    )
     summary.nodes_created += 1
     show = len(messages) - start >= PROGRESS_MIN_MESSAGES
     for index in tqdm(

@@ -18,10 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from threadpoolctl import threadpool_limits
 
 from memory.embed import get_embedder
 from memory.models import Edge, EdgeKind, Event, EventKind, Node, Trust
 from memory.trust import trust_map
+from memory.vector_index import CROSSLINK_PROBES, VectorIndex, sync_index
 
 # Cosine at or above which two nodes are "similar". With the hashing embedder, on LoCoMo's real
 # turns unrelated pairs sit near 0.09 and a turn's nearest neighbour near 0.41: 0.6 links near
@@ -97,7 +99,21 @@ def crosslink(
     Never links sealed or rejected nodes, never exceeds `cap` similar out-edges per node (edges
     already there count), never adds b->a when a->b is similar. Each block commits on its own.
     Returns {"count": edges added (or that would be), "nodes": processed, "through_id": mark}.
+    From GROVE_ANN_MIN_ROWS vectors on, candidates come from the vector index (kept up to date
+    here first) instead of a product with every older vector.
     """
+    embedder = get_embedder()
+    index = sync_index(model=embedder.name, dim=embedder.dim)
+    if index is not None:
+        return _crosslink_indexed(
+            index,
+            after_id=after_id,
+            limit=limit,
+            dry_run=dry_run,
+            beat=beat,
+            min_cosine=min_cosine,
+            cap=cap,
+        )
     vectors = load_live_vectors()
     new_rows = np.nonzero(vectors.ids > after_id)[0]
     # Stop before the first live node still lacking a vector, so the mark never skips it.
@@ -123,6 +139,131 @@ def crosslink(
         "min_cosine": min_cosine,
         "cap": cap,
     }
+
+
+def _crosslink_indexed(
+    index: VectorIndex,
+    *,
+    after_id: int,
+    limit: int | None,
+    dry_run: bool,
+    beat: Callable[..., None] | None,
+    min_cosine: float,
+    cap: int,
+) -> dict:
+    """crosslink() over the vector index: the same rules, candidates from the IVF join."""
+    excluded = np.fromiter(hidden_ids() | _decayed_ids(), dtype=np.int64)
+    usable = ~np.isin(index.ids, excluded)
+    new_rows = np.nonzero(usable & (index.ids > after_id))[0]
+    new_rows = new_rows[np.argsort(index.ids[new_rows], kind="stable")]
+    first_unembedded = _first_live_without_vector(after_id=after_id, model=index.model)
+    if first_unembedded is not None:
+        new_rows = new_rows[index.ids[new_rows] < first_unembedded]
+    if limit is not None:
+        new_rows = new_rows[:limit]
+    # One BLAS thread: the join is many small products, and waking worker threads for each
+    # cost more than it saved (on a busy machine, spinning threads made it ten times slower).
+    with threadpool_limits(limits=1, user_api="blas"):
+        pairs = _nearest_older_indexed(index, new_rows, usable, min_cosine=min_cosine, cap=cap)
+    view = LiveVectors(index.model, index.ids, index.domain, np.zeros((0, index.dim)))
+    added = 0
+    through = after_id
+    for start in range(0, len(new_rows), BLOCK):
+        rows = new_rows[start : start + BLOCK]
+        block = {int(r): pairs[int(r)] for r in rows if int(r) in pairs}
+        added += _link_block(view, rows, block, cap=cap, dry_run=dry_run)
+        through = int(index.ids[rows[-1]])
+        if beat:
+            beat(count=added, nodes=start + len(rows), through_id=through)
+    return {
+        "count": added,
+        "nodes": int(len(new_rows)),
+        "through_id": through,
+        "model": index.model,
+        "min_cosine": min_cosine,
+        "cap": cap,
+        "index_rows": index.rows,
+    }
+
+
+def _nearest_older_indexed(
+    index: VectorIndex, new_rows: np.ndarray, usable: np.ndarray, *, min_cosine: float, cap: int
+) -> dict[int, list[tuple[float, int]]]:
+    """For each new row, the older same-domain usable rows at or above min_cosine, best first,
+    among the members of its CROSSLINK_PROBES nearest IVF clusters: per cluster, one product of
+    the new rows probing it with the rows stored in it (cosines of the float16 vectors)."""
+    if len(new_rows) == 0:
+        return {}
+    probes = np.concatenate(
+        [
+            index.nearest_clusters(_f32(index, new_rows[s : s + 4096]), CROSSLINK_PROBES)
+            for s in range(0, len(new_rows), 4096)
+        ]
+    )
+    nlist = len(index.centroids)
+    members = np.nonzero(usable)[0]
+    members = members[np.argsort(index.cluster[members], kind="stable")]
+    member_bounds = np.searchsorted(index.cluster[members], np.arange(nlist + 1))
+    # int32: at a million rows these arrays are a dozen entries per new row.
+    queries = np.repeat(new_rows.astype(np.int32), probes.shape[1])
+    probed = probes.ravel().astype(np.int32)
+    del probes
+    order = np.argsort(probed, kind="stable")
+    queries, probed = queries[order], probed[order]
+    query_bounds = np.searchsorted(probed, np.arange(nlist + 1))
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    pending = 0
+    for done, c in enumerate(np.unique(probed)):
+        if done % 256 == 255:
+            index.release()  # the join reads every row once; keep resident only a window
+        targets = members[member_bounds[c] : member_bounds[c + 1]]
+        if len(targets) == 0:
+            continue
+        target_vectors = _f32(index, targets)
+        asking = queries[query_bounds[c] : query_bounds[c + 1]]
+        for s in range(0, len(asking), 2048):
+            rows = asking[s : s + 2048]
+            sims = _f32(index, rows) @ target_vectors.T
+            r_idx, c_idx = np.nonzero(sims >= min_cosine)
+            a, b = rows[r_idx], targets[c_idx]
+            keep = (index.ids[b] < index.ids[a]) & (index.domain[b] == index.domain[a])
+            found.append((a[keep], b[keep], sims[r_idx[keep], c_idx[keep]]))
+            pending += int(keep.sum())
+        if pending > 4_000_000:
+            # A dense region can hold millions of pairs above the threshold; only each row's
+            # best few matter, so fold them down before memory does.
+            found, pending = [_best_per_row(found, cap + SLACK)], 0
+    if not found:
+        return {}
+    a, b, values = _best_per_row(found, cap + SLACK)
+    result: dict[int, list[tuple[float, int]]] = {}
+    for row, col, value in zip(a, b, values, strict=True):
+        result.setdefault(int(row), []).append((float(value), int(col)))
+    return result
+
+
+def _best_per_row(
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]], keep: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, cosine) triples reduced to each row's `keep` best, grouped by row."""
+    a = np.concatenate([f[0] for f in found])
+    b = np.concatenate([f[1] for f in found])
+    values = np.concatenate([f[2] for f in found])
+    order = np.lexsort((-values, a))
+    a, b, values = a[order], b[order], values[order]
+    rank = np.arange(len(a)) - np.searchsorted(a, a, side="left")
+    best = rank < keep
+    return a[best], b[best], values[best]
+
+
+def _f32(index: VectorIndex, rows: np.ndarray) -> np.ndarray:
+    return np.asarray(index.vectors[rows], dtype=np.float32)
+
+
+def _decayed_ids() -> set[int]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id FROM memory_node WHERE decayed_at IS NOT NULL")
+        return {row[0] for row in cursor.fetchall()}
 
 
 def _first_live_without_vector(*, after_id: int, model: str) -> int | None:

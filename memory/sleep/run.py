@@ -1,8 +1,8 @@
 """Sleep: the nightly protocol, one run at a time, each step batched and recorded (DESIGN.md).
 
-Steps, in order: embed -> crosslink -> consolidate -> promote -> decay -> integrity. Each step
-commits in its own batches (a crash loses at most the batch in flight, and every flag commits
-with its event), takes at most `max_nodes` units of work, and is idempotent: re-running it
+Steps, in order: semantic -> embed -> crosslink -> consolidate -> promote -> decay -> integrity.
+Each step commits in its own batches (a crash loses at most the batch in flight, and every flag
+commits with its event), takes at most `max_nodes` units of work, and is idempotent: re-running it
 after a crash redoes nothing twice.
 
 One run at a time: a run claims itself with a conditional UPDATE (queued -> running), and the
@@ -38,8 +38,9 @@ from memory.sleep.consolidate import consolidate
 from memory.sleep.crosslink import crosslink
 from memory.sleep.decay import decay
 from memory.sleep.promote import promote
+from memory.sleep.semantic import refresh_semantic
 
-STEPS = ("embed", "crosslink", "consolidate", "promote", "decay", "integrity")
+STEPS = ("semantic", "embed", "crosslink", "consolidate", "promote", "decay", "integrity")
 STALE_SECONDS = settings.GROVE_SLEEP_STALE_SECONDS
 SCHEDULE_NAME = "grove-sleep"
 WORKER_KEY = "_worker"
@@ -185,6 +186,7 @@ def _integrity(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> d
 
 
 _STEP_FUNCS: dict[str, Callable[[int | None, bool, Callable[..., None]], dict]] = {
+    "semantic": refresh_semantic,
     "embed": _embed,
     "crosslink": _crosslink,
     "consolidate": _consolidate,

@@ -1,0 +1,191 @@
+"""The word lists of recall: query words, the FTS5 word index (bm25) and its common-term cut.
+
+Every term is quoted when the MATCH expression is built, so punctuation and FTS5 operators in a
+query never reach the index as syntax.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from django.db import connection
+
+from memory import fts_pg
+from memory.visibility import Visibility
+
+# Function words carry no topic; dropping them turns an OR-query from "anything with 'the'"
+# into "anything about the subject". Kept short on purpose: content words must survive.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are aren as at be because been before
+    being below between both but by can could couldn did didn do does doesn doing don down during
+    each few for from further had hadn has hasn have haven having he her here hers herself him
+    himself his how i if in into is isn it its itself just ll me might more most my myself no nor
+    not now of off on once only or other our ours ourselves out over own re s same shan she should
+    shouldn so some such t than that the their theirs them themselves then there these they this
+    those through to too under until up very was wasn we were weren what when where which while
+    who whom why will with won would wouldn you your yours yourself yourselves d m o ve y ma
+    also did does ever kind much many get got like likely would something anything things thing
+    yes hey oh""".split()  # noqa: SIM905 (a word list reads better as text)
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Terms in more than this share of documents are dropped from the OR (unless nothing rarer is
+# left): their bm25 idf is near zero, yet scoring their long posting lists is most of the cost.
+COMMON_TERM_SHARE = 0.1
+_df_cache: dict[tuple[str, str], tuple[int, int]] = {}
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's searchable words: Unicode word characters, casefolded, function words dropped
+    (unless nothing else is left), de-duplicated in order. Punctuation and FTS5 operators never
+    reach the index as syntax: every term is quoted when the MATCH expression is built."""
+    text = unicodedata.normalize("NFKC", query or "").casefold()
+    words = [w.strip("_") for w in _WORD.findall(text)]
+    words = [w for w in words if w]
+    content = [w for w in words if w not in STOPWORDS]
+    return list(dict.fromkeys(content or words))
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH string: each term a quoted string (so `AND`, `*`, `:` and `"` are just
+    text), joined by OR so a document need not hold every word to be found."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _common_threshold(total: int) -> int:
+    return max(int(total * COMMON_TERM_SHARE), 50)
+
+
+def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
+    """Per-term document counts, capped just past the common threshold (cached until the index
+    grows by a tenth), and the total (max node id: an upper bound, cheap to read)."""
+    db = str(connection.settings_dict["NAME"])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT max(id) FROM memory_node")
+        total = cursor.fetchone()[0] or 0
+        found: dict[str, int] = {}
+        for term in terms:
+            cached = _df_cache.get((db, term))
+            if cached is not None and cached[1] * 1.1 >= total:
+                found[term] = cached[0]
+                continue
+            # Counting stops past the threshold: only "is it common?" matters, and a common
+            # term's full posting list is exactly what this avoids reading.
+            if connection.vendor == "postgresql":
+                found[term] = fts_pg.document_count(term, cap=_common_threshold(total) + 1)
+            else:
+                cursor.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memory_node_fts WHERE memory_node_fts "
+                    "MATCH %s LIMIT %s)",
+                    [match_expression([term]), _common_threshold(total) + 1],
+                )
+                found[term] = cursor.fetchone()[0]
+            _df_cache[(db, term)] = (found[term], total)
+    return found, total
+
+
+def selective_terms(terms: Sequence[str]) -> list[str]:
+    """The terms worth scoring: those in at most COMMON_TERM_SHARE of documents, else the two
+    rarest (a query of only common words still finds something)."""
+    if len(terms) <= 1:
+        return list(terms)
+    df, total = document_frequencies(terms)
+    rare = [t for t in terms if 0 < df[t] <= _common_threshold(total)]
+    if rare:
+        return rare
+    present = sorted((t for t in terms if df[t]), key=df.__getitem__)
+    return present[:2]
+
+
+def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[int, float]]:
+    """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better)."""
+    terms = selective_terms(terms)
+    if not terms:
+        return []
+    where, params = vis.sql("n")
+    if connection.vendor == "postgresql":
+        return fts_pg.candidates(terms, where, params, k)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
+            "JOIN memory_node n ON n.id = f.rowid "
+            f"WHERE memory_node_fts MATCH %s AND {where} ORDER BY r DESC LIMIT %s",
+            [match_expression(terms), *params, k],
+        )
+        return cursor.fetchall()
+
+
+# Scripts written without spaces (memory/migrations/0009_trigram.py indexes bodies holding them
+# in memory_node_trigram): Han, kana, Hangul, Thai, Lao, Myanmar, Khmer.
+_SPACELESS = re.compile(
+    "[\u2e80-\u2fdf\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\uac00-\ud7af\u1100-\u11ff\u0e00-\u0e7f\u0e80-\u0eff\u1000-\u109f\u1780-\u17ff]+"
+)
+TRIGRAM_MAX_RUNS = 5
+
+
+def spaceless_runs(query: str) -> list[str]:
+    """The query's runs of spaceless-script characters, de-duplicated in order."""
+    text = unicodedata.normalize("NFKC", query or "")
+    return list(dict.fromkeys(_SPACELESS.findall(text)))[:TRIGRAM_MAX_RUNS]
+
+
+def trigram_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, float]]:
+    """(id, relevance) for substrings in scripts without spaces: runs of three characters or
+    more through the trigram index (relevance -bm25), shorter runs by a scan of the trigram
+    table's own rows only (relevance: matched runs per 100 characters of body, so a short
+    note about 東京 outranks a long one that mentions it once)."""
+    runs = spaceless_runs(query)
+    if not runs:
+        return []
+    where, params = vis.sql("n")
+    found: dict[int, float] = {}
+    if connection.vendor == "postgresql":  # substrings through pg_trgm (memory/fts_pg.py)
+        for run in runs:
+            found.update(fts_pg.substring_candidates(run, where, params, k))
+        return list(found.items())[:k]
+    long_runs = [r for r in runs if len(r) >= 3]
+    short_runs = [r for r in runs if len(r) < 3]
+    with connection.cursor() as cursor:
+        if long_runs:
+            cursor.execute(
+                "SELECT n.id, -bm25(memory_node_trigram) FROM memory_node_trigram t "
+                "CROSS JOIN memory_node n ON n.id = t.rowid "
+                f"WHERE memory_node_trigram MATCH %s AND {where} "
+                "ORDER BY bm25(memory_node_trigram) LIMIT %s",
+                [match_expression(long_runs), *params, k],
+            )
+            found.update(cursor.fetchall())
+        if short_runs:
+            hits = " + ".join("(instr(t.body, %s) > 0)" for _ in short_runs)
+            cursor.execute(
+                f"SELECT n.id, ({hits}) * 100.0 / (100 + length(t.body)) AS r "
+                "FROM memory_node_trigram t CROSS JOIN memory_node n ON n.id = t.rowid "
+                f"WHERE ({hits}) > 0 AND {where} ORDER BY r DESC LIMIT %s",
+                [*short_runs, *short_runs, *params, k],
+            )
+            for node_id, relevance in cursor.fetchall():
+                found[node_id] = max(found.get(node_id, 0.0), relevance)
+    return sorted(found.items(), key=lambda item: -item[1])
+
+
+def matched_terms(node_ids: Sequence[int], terms: Sequence[str]) -> dict[int, list[str]]:
+    """Which of `terms` each node's body holds, as the word index sees it (stemmed); one probe
+    per term over these nodes only, so it costs nothing unless a caller asks why."""
+    found: dict[int, list[str]] = {}
+    if not node_ids:
+        return found
+    if connection.vendor == "postgresql":
+        return fts_pg.matched_terms(node_ids, terms[:10])
+    marks = ",".join(["%s"] * len(node_ids))
+    with connection.cursor() as cursor:
+        for term in terms[:10]:
+            cursor.execute(
+                f"SELECT rowid FROM memory_node_fts WHERE memory_node_fts MATCH %s "
+                f"AND rowid IN ({marks})",
+                [match_expression([term]), *node_ids],
+            )
+            for (node_id,) in cursor.fetchall():
+                found.setdefault(node_id, []).append(term)
+    return found

@@ -1,0 +1,359 @@
+"""Ranking: how recall's candidate lists become one ordered list, and why each node is there.
+
+Steps, each over what the caller may see:
+  1. score-normalised fusion of the word list (bm25) and the vector list (cosine): each list's
+     scores divided by its best, then a weighted sum;
+  2. liveness and trust (now or as of T), so a decayed, sealed or rejected node neither ranks
+     nor bridges;
+  3. pseudo-relevance feedback: words shared by the best hits, searched again;
+  4. a one-hop expansion over edges between peers from the best seeds;
+  5. recency weight (event clock) and the signer boost;
+  6. diversity: a node whose parent (derived_from: a session, a file) already placed nodes
+     above it gives way, so the top holds more than one session.
+Every weight is a field of Weights; docs/recall.md says what each is and how it was chosen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from memory.clocks import recency_weight
+from memory.dates import date_candidates
+from memory.lexical import (
+    fts_candidates,
+    query_terms,
+    selective_terms,
+    spaceless_runs,
+    trigram_candidates,
+)
+from memory.visibility import Visibility, db_time, lawful_trust, live_at
+
+FTS_CANDIDATES = 100
+WHY_CHARS = 160
+# Expansion follows edges between peers (a reply, a citation, an answer), not provenance:
+# derived_from leads to a parent shared by hundreds of children (a session, a file), a hub that
+# every seed would lift to the top without being about the query.
+EXPANSION_EDGE_KINDS = (
+    "responds_to",
+    "cites",
+    "answers",
+    "asks_about",
+    "reopens",
+    "similar",
+    "consolidated_into",
+    "feeds",
+)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Recall's tunables (docs/recall.md: one line each on what it is and how it was chosen)."""
+
+    fts: float = 1.0
+    vector: float = 0.1
+    neighbour: float = 1.0
+    signer: float = 1.0
+    feedback: float = 0.0
+    feedback_docs: int = 5
+    feedback_terms: int = 5
+    diversity: float = 0.0
+    date: float = 0.3
+    seeds: int = 10
+
+
+WEIGHTS = Weights()
+
+
+@contextlib.contextmanager
+def using(**overrides: Any) -> Iterator[Weights]:
+    """Rank with some weights changed for the duration (the bench's grid; tests)."""
+    global WEIGHTS
+    saved = WEIGHTS
+    WEIGHTS = dataclasses.replace(saved, **overrides)
+    try:
+        yield WEIGHTS
+    finally:
+        WEIGHTS = saved
+
+
+@dataclass
+class Ranked:
+    id: int
+    score: float
+    trust: str
+    row: dict[str, Any]
+    why: list[str] = field(default_factory=list)
+
+
+def _add(scores: dict[int, float], hits: Sequence[tuple[int, float]], weight: float) -> None:
+    top = max((value for _, value in hits), default=0.0)
+    if top <= 0 or not weight:
+        return
+    for node_id, value in hits:
+        scores[node_id] = scores.get(node_id, 0.0) + weight * value / top
+
+
+def rank(
+    query: str,
+    terms: list[str],
+    vis: Visibility,
+    *,
+    vector_hits: Sequence[tuple[int, float]],
+    limit: int,
+    include_superseded: bool,
+) -> list[Ranked]:
+    """The best `limit` nodes for the query `terms`, each with its trust and preview row."""
+    from memory.recall import preview_rows
+
+    w = WEIGHTS
+    word_hits = fts_candidates(terms, vis, FTS_CANDIDATES)
+    # Substrings in scripts without spaces count as words (same weight, own normalisation).
+    substring_hits = trigram_candidates(query, vis, FTS_CANDIDATES)
+    scores: dict[int, float] = {}
+    _add(scores, word_hits, w.fts)
+    _add(scores, substring_hits, w.fts)
+    _add(scores, vector_hits, w.vector)
+    dated = date_candidates(query, vis) if w.date else []
+    _add(scores, dated, w.date)
+    if not scores:
+        return []
+    trusts = _lawful(scores, vis, include_superseded)
+    scores = {i: s for i, s in scores.items() if i in trusts}
+    fed: tuple[list[str], set[int]] = ([], set())
+    if w.feedback and scores:
+        fed = _feedback(scores, terms, vis, trusts, include_superseded)
+    via = _expand(scores, trusts, vis, include_superseded)
+    ordered = sorted(scores, key=scores.__getitem__, reverse=True)[: max(limit * 3, 30)]
+    rows = preview_rows(ordered)
+    now = vis.as_of or timezone.now()
+    term_set = set(terms)
+    boosted = set()
+    for node_id, row in rows.items():
+        signer = set(query_terms(row["signature"]))
+        if signer and signer <= term_set:
+            boosted.add(node_id)
+        boost = 1.0 + (w.signer if node_id in boosted else 0.0)
+        scores[node_id] *= recency_weight(_event_time(row["when"]), now=now) * boost
+    # Ties go to the older node (lower id), whatever order the rows came back in.
+    chosen = _diverse(sorted(rows, key=lambda i: (-scores[i], i)), scores, limit)
+    lists = {
+        "words": dict(word_hits),
+        "substring": dict(substring_hits),
+        "vector": dict(vector_hits),
+        "date": dict(dated),
+        "feedback": dict.fromkeys(fed[1], 0.0),
+    }
+    notes = {"substring": ", ".join(spaceless_runs(query)), "feedback": ", ".join(fed[0][:3])}
+    return [
+        Ranked(
+            id=i,
+            score=scores[i],
+            trust=trusts[i],
+            row=rows[i],
+            why=_reasons(i, lists, notes, via, signer=i in boosted),
+        )
+        for i in chosen
+    ]
+
+
+def _expand(
+    scores: dict[int, float], trusts: dict[int, str], vis: Visibility, include_superseded: bool
+) -> dict[int, tuple[int, str]]:
+    """One hop over peer edges from the best WEIGHTS.seeds nodes: a neighbour inherits
+    WEIGHTS.neighbour times half its best seed's score (max, not sum: many weak seeds are no
+    evidence). Updates scores and trusts; returns neighbour -> (seed, edge kind)."""
+    w = WEIGHTS
+    seeds = sorted(scores, key=scores.__getitem__, reverse=True)[: w.seeds]
+    neighbours = _neighbours(seeds, vis)
+    reached = {n for ns in neighbours.values() for n, _ in ns} - set(trusts)
+    if reached:
+        # The neighbour query already kept to live nodes now; as of T, liveness is re-derived.
+        alive = live_at(reached, as_of=vis.as_of) if vis.as_of is not None else reached
+        trusts.update(lawful_trust(alive, as_of=vis.as_of, include_superseded=include_superseded))
+    lifted: dict[int, float] = {}
+    via: dict[int, tuple[int, str]] = {}
+    for seed in seeds:
+        for other, kind in neighbours.get(seed, ()):
+            gain = w.neighbour * scores[seed] / 2
+            if other in trusts and gain > lifted.get(other, 0.0):
+                lifted[other] = gain
+                via[other] = (seed, kind)
+    for other, gain in lifted.items():
+        scores[other] = scores.get(other, 0.0) + gain
+    return via
+
+
+def explain(ranked: Sequence[Ranked], terms: Sequence[str]) -> dict[int, str]:
+    """Each node's reasons as one line of at most WHY_CHARS characters; "words" becomes the
+    query words its body holds (as the word index sees them)."""
+    from memory.lexical import matched_terms
+
+    matched = matched_terms([r.id for r in ranked], selective_terms(terms) or terms)
+    lines = {}
+    for r in ranked:
+        parts = [
+            ("words: " + ", ".join(matched[r.id])) if part == "words" and r.id in matched else part
+            for part in r.why
+        ]
+        line = "; ".join(parts) or "related"
+        lines[r.id] = line if len(line) <= WHY_CHARS else line[: WHY_CHARS - 1] + "…"
+    return lines
+
+
+def _lawful(ids: Any, vis: Visibility, include_superseded: bool) -> dict[int, str]:
+    alive = live_at(ids, as_of=vis.as_of)
+    return lawful_trust(alive, as_of=vis.as_of, include_superseded=include_superseded)
+
+
+def _reasons(
+    node_id: int,
+    lists: dict[str, dict[int, float]],
+    notes: dict[str, str],
+    via: dict[int, tuple[int, str]],
+    *,
+    signer: bool,
+) -> list[str]:
+    """Short tags for why a node ranks: the lists it came from, the edge it came through."""
+    reasons = []
+    for name, hits in lists.items():
+        if node_id not in hits:
+            continue
+        if name == "vector":
+            reasons.append(f"vector {hits[node_id]:.2f}")
+        elif name == "date":
+            reasons.append("date named")
+        elif notes.get(name):
+            reasons.append(f"{name}: {notes[name]}")
+        else:
+            reasons.append(name)
+    if node_id in via:
+        seed, kind = via[node_id]
+        reasons.append(f"via #{seed} ({kind})")
+    if signer:
+        reasons.append("speaker named")
+    return reasons
+
+
+def _feedback(
+    scores: dict[int, float],
+    terms: list[str],
+    vis: Visibility,
+    trusts: dict[int, str],
+    include_superseded: bool,
+) -> tuple[list[str], set[int]]:
+    """Pseudo-relevance feedback: the words most shared by the best hits (and not in the query)
+    are searched again; what they find joins the fusion at WEIGHTS.feedback. Returns the words
+    and the nodes they found."""
+    from memory.lexical import document_frequencies
+
+    w = WEIGHTS
+    top = sorted(scores, key=scores.__getitem__, reverse=True)[: w.feedback_docs]
+    bodies = _feedback_bodies(top)
+    counts: dict[str, int] = {}
+    seen = set(terms)
+    for body in bodies:
+        for term in set(query_terms(body)) - seen:
+            if len(term) > 2 and not term.isdigit():
+                counts[term] = counts.get(term, 0) + 1
+    shared = [t for t, c in counts.items() if c >= 2]
+    if not shared:
+        return [], set()
+    df, total = document_frequencies(shared)
+    rare = [t for t in shared if 0 < df[t] <= max(total * 0.02, 5)]
+    rare.sort(key=lambda t: (-counts[t], df[t]))
+    chosen = rare[: w.feedback_terms]
+    if not chosen:
+        return [], set()
+    hits = fts_candidates(chosen, vis, FTS_CANDIDATES)
+    new = {i for i, _ in hits} - set(trusts)
+    if new:
+        trusts.update(_lawful(new, vis, include_superseded))
+    found = [(i, s) for i, s in hits if i in trusts]
+    _add(scores, found, w.feedback)
+    return chosen, {i for i, _ in found}
+
+
+def _feedback_bodies(ids: list[int]) -> list[str]:
+    marks = ",".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT body FROM memory_node WHERE id IN ({marks})", ids)
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _diverse(ordered: list[int], scores: dict[int, float], limit: int) -> list[int]:
+    """Greedy: each pick divides the remaining nodes of its parent by (1 + diversity)."""
+    d = WEIGHTS.diversity
+    if not d or len(ordered) <= 1:
+        return ordered[:limit]
+    parents = _parents(ordered)
+    placed: dict[int, int] = {}
+    left = list(ordered)
+    chosen: list[int] = []
+    while left and len(chosen) < limit:
+        best = max(left, key=lambda i: scores[i] / (1 + d * placed.get(parents.get(i, -i), 0)))
+        left.remove(best)
+        chosen.append(best)
+        parent = parents.get(best, -best)
+        placed[parent] = placed.get(parent, 0) + 1
+    return chosen
+
+
+def _parents(ids: Sequence[int]) -> dict[int, int]:
+    marks = ",".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT from_node_id, min(to_node_id) FROM memory_edge WHERE kind = 'derived_from' "
+            f"AND from_node_id IN ({marks}) GROUP BY from_node_id",
+            list(ids),
+        )
+        return dict(cursor.fetchall())
+
+
+def _neighbours(seeds: Sequence[int], vis: Visibility) -> dict[int, list[tuple[int, str]]]:
+    """Seed -> its one-hop neighbours (and the edge kind) over edges existing by as_of, inside
+    the visibility."""
+    if not seeds:
+        return {}
+    where, params = vis.sql("n")
+    marks = ",".join(["%s"] * len(seeds))
+    edge_time = ""
+    edge_params: list[Any] = []
+    if vis.as_of is not None:
+        edge_time = "AND e.created_at <= %s"
+        edge_params = [db_time(vis.as_of)]
+    kinds = f"AND e.kind IN ({','.join(repr(k) for k in EXPANSION_EDGE_KINDS)})"
+    # CROSS JOIN keeps SQLite on the seeds' edges first: without statistics (no ANALYZE on a
+    # real store) it chose to walk every node of the domain instead (LoCoMo: 22 ms -> <1 ms).
+    # (PostgreSQL has no CROSS JOIN ... ON, and its planner needs no hint: a plain JOIN.)
+    join = "JOIN" if connection.vendor == "postgresql" else "CROSS JOIN"
+    sql = (
+        f"SELECT e.from_node_id, e.to_node_id, e.kind FROM memory_edge e {join} memory_node n "
+        f"ON n.id = e.to_node_id WHERE e.from_node_id IN ({marks}) {kinds} {edge_time} "
+        f"AND {where} UNION ALL SELECT e.to_node_id, e.from_node_id, e.kind FROM memory_edge e "
+        f"{join} memory_node n ON n.id = e.from_node_id WHERE e.to_node_id IN ({marks}) "
+        f"{kinds} {edge_time} AND {where}"
+    )
+    found: dict[int, list[tuple[int, str]]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*seeds, *edge_params, *params, *seeds, *edge_params, *params])
+        for seed, other, kind in cursor.fetchall():
+            found.setdefault(seed, []).append((other, kind))
+    return found
+
+
+def _event_time(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -1,0 +1,62 @@
+"""Recall explains itself on request: a short, bounded `why` per packet."""
+
+from __future__ import annotations
+
+from memory.embed import embed_missing
+from memory.rank import WHY_CHARS
+from memory.recall import recall
+
+
+def test_why_is_absent_unless_asked(make_note):
+    make_note("The heron nests by the old mill pond.")
+    assert "why" not in recall("heron")[0]
+
+
+def test_why_names_the_matched_words(make_note):
+    make_note("The heron nests by the old mill pond.")
+    packet = recall("heron pond otter", why=True)[0]
+    assert packet["why"].startswith("words: heron, pond")
+    assert "otter" not in packet["why"]
+
+
+def test_why_names_the_edge_a_neighbour_came_through(make_note):
+    hit = make_note("The heron stood in the reeds.")
+    reply = make_note("Quiet weekend overall.", origins=[{"id": hit.pk, "relation": "responds_to"}])
+    embed_missing()
+    packets = {p["id"]: p for p in recall("heron reeds", why=True)}
+    assert reply.pk in packets
+    assert f"via #{hit.pk} (responds_to)" in packets[reply.pk]["why"]
+
+
+def test_why_names_a_date_the_query_names(make_note):
+    note = make_note("We planted the beans.", referent_time="2023-05-08T10:00:00Z")
+    make_note("We planted the peas.", referent_time="2023-06-20T10:00:00Z")
+    packets = recall("What did we do on 8 May, 2023?", why=True)
+    assert packets[0]["id"] == note.pk and "date named" in packets[0]["why"]
+
+
+def test_why_is_bounded(make_note):
+    words = [f"word{i}x{'y' * 20}" for i in range(30)]
+    make_note(" ".join(words))
+    packet = recall(" ".join(words), why=True)[0]
+    assert len(words[0]) * 3 < 200 < len(" ".join(words))  # the words alone would not fit
+    assert 0 < len(packet["why"]) <= WHY_CHARS
+
+
+def test_an_agent_asks_for_why_over_the_api(client, make_note):
+    from _agents import error_of, make_agent
+
+    agent = make_agent(client, domains=["personal"])
+    make_note("The heron nests by the old mill pond.")
+    plain = agent.get("recall", {"q": "heron"}).json()["results"]
+    asked = agent.get("recall", {"q": "heron", "why": "true"}).json()["results"]
+    assert "why" not in plain[0] and asked[0]["why"] == "words: heron"
+    refused = agent.get("recall", {"q": "heron", "why": "perhaps"})
+    assert refused.status_code == 400 and error_of(refused) == "bad_field"
+    assert "why must be true or false" in refused.json()["error"]["message"]
+
+
+def test_the_search_page_shows_why(owner_client, make_note):
+    make_note("The heron nests by the old mill pond.")
+    body = owner_client.get("/search/", {"q": "heron pond"}).content.decode()
+    assert "why: words: heron, pond" in body
