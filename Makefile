@@ -11,11 +11,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
 
-.PHONY: help setup run test bench lint format check-python chromium mutate
+.PHONY: help setup run test test-pg bench lint format check-python chromium mutate
 
 help:
 	@echo "make run    set up, migrate, load the demo memory if empty, serve on 127.0.0.1:8000 with the worker"
 	@echo "make test   set up (Chromium included) and run the whole test suite"
+	@echo "make test-pg  the same suite on a throwaway PostgreSQL 15 cluster"
 	@echo "make bench  run the benchmarks and write docs/benchmarks.md"
 	@echo "make lint   ruff check + format check + mypy"
 	@echo "make mutate mutation testing of the custody and visibility modules (slow; MUTANTS='memory.trust*' narrows)"
@@ -64,6 +65,10 @@ lint: setup
 format: setup
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+# The whole suite on a throwaway PostgreSQL 15 cluster (.ci/postgres.sh starts and removes it).
+test-pg: setup chromium
+	.ci/postgres.sh $(MAKE) --no-print-directory test
 
 # Not in CI: run before closing an issue that touches the custody or visibility modules.
 mutate: setup

@@ -57,8 +57,9 @@ def bench_dir() -> Path:
 
 
 @contextlib.contextmanager
-def use_database(path: Path):
-    """Point Django's default connection at another SQLite file for the duration."""
+def use_database(path: Path | str):
+    """Point Django's default connection at another SQLite file (or PostgreSQL database name)
+    for the duration."""
     connection.close()
     old = connection.settings_dict["NAME"]
     connection.settings_dict["NAME"] = str(path)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -130,6 +132,20 @@ DATABASES = {
         "TEST": {"NAME": env("GROVE_TEST_DB_PATH", str(DATA_DIR / "test_grove.sqlite3"))},
     }
 }
+# GROVE_DATABASE_URL selects PostgreSQL instead (README, "Grove for a household or a team").
+# dj-database-url turns the URL into Django's dict: Django itself has no URL parser, and
+# this one is small, kept (jazzband), percent-decodes credentials and passes ?host=/socket
+# and other query keys to psycopg as OPTIONS.
+if DATABASE_URL := env("GROVE_DATABASE_URL"):
+    import dj_database_url
+
+    _pg: dict[str, Any] = {
+        **dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)
+    }
+    if _pg["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("GROVE_DATABASE_URL must be a postgres:// URL (psycopg 3).")
+    _pg["ENGINE"] = "grove.postgresql"  # Django's, plus the test flush (grove/postgresql)
+    DATABASES = {"default": _pg}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -170,7 +186,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env("GROVE_LOG_LEVEL", "WARNING")},
 }
 
-# django-q2 on the ORM broker: the queue lives in the same SQLite file.
+# django-q2 on the ORM broker: the queue lives in the same database (SQLite or PostgreSQL).
 Q_CLUSTER = {
     "name": "grove",
     "orm": "default",

@@ -45,7 +45,7 @@ def permanent_but_decayed() -> list[str]:
     return [
         f"node {node_id} is permanent but decayed"
         for (node_id,) in _rows(
-            "SELECT id FROM memory_node WHERE permanent = 1 AND decayed_at IS NOT NULL"
+            "SELECT id FROM memory_node WHERE permanent = TRUE AND decayed_at IS NOT NULL"
         )
     ]
 
@@ -65,7 +65,7 @@ def lifecycle_flag_disagrees_with_latest_event() -> list[str]:
     rows = _rows(
         """
         WITH latest AS (
-            SELECT node_id, kind, MAX(id) AS id FROM memory_event
+            SELECT node_id, MAX(id) AS id FROM memory_event
             WHERE kind IN ('decayed', 'restored', 'revived') GROUP BY node_id
         )
         SELECT n.id, e.kind, n.decayed_at IS NOT NULL
@@ -84,7 +84,7 @@ def permanent_without_event() -> list[str]:
     return [
         f"node {node_id} is permanent but has no promoted_permanent event"
         for (node_id,) in _rows(
-            """SELECT n.id FROM memory_node n WHERE n.permanent = 1 AND NOT EXISTS
+            """SELECT n.id FROM memory_node n WHERE n.permanent = TRUE AND NOT EXISTS
                (SELECT 1 FROM memory_event e WHERE e.node_id = n.id
                 AND e.kind = 'promoted_permanent')"""
         )
@@ -104,6 +104,8 @@ def edges_touching_missing_nodes() -> list[str]:
 
 def fts_out_of_sync() -> list[str]:
     """Every node has exactly its row in the full-text index, and the index matches the bodies."""
+    if connection.vendor == "postgresql":
+        return _tsvector_out_of_sync()
     found = [
         f"node {node_id} has no full-text row"
         for (node_id,) in _rows(
@@ -123,6 +125,18 @@ def fts_out_of_sync() -> list[str]:
         _rows("INSERT INTO memory_node_fts(memory_node_fts, rank) VALUES ('integrity-check', 1)")
     except DatabaseError as exc:
         found.append(f"full-text index disagrees with node bodies: {exc}")
+    return found
+
+
+def _tsvector_out_of_sync() -> list[str]:
+    """PostgreSQL's word index is a generated column of the row itself (migration 0013), so it
+    cannot drift from the body; what can go wrong is the column or its index missing."""
+    found = [
+        f"node {node_id} has no tsvector"
+        for (node_id,) in _rows("SELECT id FROM memory_node WHERE body_tsv IS NULL")
+    ]
+    if not _rows("SELECT 1 FROM pg_indexes WHERE indexname = 'memory_node_body_tsv'"):
+        found.append("the full-text index memory_node_body_tsv is missing")
     return found
 
 
@@ -220,7 +234,7 @@ def live_nodes_without_vectors() -> list[str]:
     import json
 
     runs = _rows(
-        """SELECT started_at, steps FROM memory_sleeprun WHERE status = 'done' AND dry_run = 0
+        """SELECT started_at, steps FROM memory_sleeprun WHERE status = 'done' AND dry_run = FALSE
            ORDER BY id DESC"""
     )
     for started_at, steps in runs:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from django.db import connection
 
+from memory import fts_pg
 from memory.visibility import Visibility
 
 # Function words carry no topic; dropping them turns an OR-query from "anything with 'the'"
@@ -71,12 +72,15 @@ def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
                 continue
             # Counting stops past the threshold: only "is it common?" matters, and a common
             # term's full posting list is exactly what this avoids reading.
-            cursor.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM memory_node_fts WHERE memory_node_fts "
-                "MATCH %s LIMIT %s)",
-                [match_expression([term]), _common_threshold(total) + 1],
-            )
-            found[term] = cursor.fetchone()[0]
+            if connection.vendor == "postgresql":
+                found[term] = fts_pg.document_count(term, cap=_common_threshold(total) + 1)
+            else:
+                cursor.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memory_node_fts WHERE memory_node_fts "
+                    "MATCH %s LIMIT %s)",
+                    [match_expression([term]), _common_threshold(total) + 1],
+                )
+                found[term] = cursor.fetchone()[0]
             _df_cache[(db, term)] = (found[term], total)
     return found, total
 
@@ -100,6 +104,8 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
     if not terms:
         return []
     where, params = vis.sql("n")
+    if connection.vendor == "postgresql":
+        return fts_pg.candidates(terms, where, params, k)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
@@ -135,6 +141,10 @@ def trigram_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, f
         return []
     where, params = vis.sql("n")
     found: dict[int, float] = {}
+    if connection.vendor == "postgresql":  # substrings through pg_trgm (memory/fts_pg.py)
+        for run in runs:
+            found.update(fts_pg.substring_candidates(run, where, params, k))
+        return list(found.items())[:k]
     long_runs = [r for r in runs if len(r) >= 3]
     short_runs = [r for r in runs if len(r) < 3]
     with connection.cursor() as cursor:
@@ -166,6 +176,8 @@ def matched_terms(node_ids: Sequence[int], terms: Sequence[str]) -> dict[int, li
     found: dict[int, list[str]] = {}
     if not node_ids:
         return found
+    if connection.vendor == "postgresql":
+        return fts_pg.matched_terms(node_ids, terms[:10])
     marks = ",".join(["%s"] * len(node_ids))
     with connection.cursor() as cursor:
         for term in terms[:10]:

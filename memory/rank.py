@@ -332,11 +332,13 @@ def _neighbours(seeds: Sequence[int], vis: Visibility) -> dict[int, list[tuple[i
     kinds = f"AND e.kind IN ({','.join(repr(k) for k in EXPANSION_EDGE_KINDS)})"
     # CROSS JOIN keeps SQLite on the seeds' edges first: without statistics (no ANALYZE on a
     # real store) it chose to walk every node of the domain instead (LoCoMo: 22 ms -> <1 ms).
+    # (PostgreSQL has no CROSS JOIN ... ON, and its planner needs no hint: a plain JOIN.)
+    join = "JOIN" if connection.vendor == "postgresql" else "CROSS JOIN"
     sql = (
-        "SELECT e.from_node_id, e.to_node_id, e.kind FROM memory_edge e CROSS JOIN memory_node n "
+        f"SELECT e.from_node_id, e.to_node_id, e.kind FROM memory_edge e {join} memory_node n "
         f"ON n.id = e.to_node_id WHERE e.from_node_id IN ({marks}) {kinds} {edge_time} "
         f"AND {where} UNION ALL SELECT e.to_node_id, e.from_node_id, e.kind FROM memory_edge e "
-        f"CROSS JOIN memory_node n ON n.id = e.from_node_id WHERE e.to_node_id IN ({marks}) "
+        f"{join} memory_node n ON n.id = e.from_node_id WHERE e.to_node_id IN ({marks}) "
         f"{kinds} {edge_time} AND {where}"
     )
     found: dict[int, list[tuple[int, str]]] = {}

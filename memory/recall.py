@@ -98,13 +98,15 @@ def vector_matrix(*, after_id: int = 0) -> _Matrix:
                 # Ids are assigned in order, so this bounds the new rows: one allocation, and
                 # rows stream in chunks instead of holding every blob in Python at once.
                 _reserve(cache, cache.n + newest - last_id)
+                # CROSS JOIN and unary + keep SQLite on the vector id range (new rows only),
+                # not a scan of every node or of the model index; PostgreSQL's planner needs
+                # no hint (and has no unary + on text).
+                pg = connection.vendor == "postgresql"
                 cursor.execute(
                     "SELECT v.id, v.node_id, v.created_at, v.data, n.domain, n.jurisdiction, "
-                    "n.created_at FROM memory_vector v CROSS JOIN memory_node n "
-                    "ON n.id = v.node_id "
-                    # CROSS JOIN and unary + keep SQLite on the vector id range (new rows only),
-                    # not a scan of every node or of the model index.
-                    "WHERE +v.model = %s AND +v.dim = %s AND v.id > %s ORDER BY v.id",
+                    f"n.created_at FROM memory_vector v {'' if pg else 'CROSS '}JOIN memory_node "
+                    f"n ON n.id = v.node_id WHERE {'' if pg else '+'}v.model = %s AND "
+                    f"{'' if pg else '+'}v.dim = %s AND v.id > %s ORDER BY v.id",
                     [embedder.name, embedder.dim, last_id],
                 )
                 while rows := cursor.fetchmany(5000):

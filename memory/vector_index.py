@@ -309,11 +309,13 @@ def _stream(index: VectorIndex) -> Iterator[list[tuple]]:
     last vector, in chunks. A row of another dim is skipped (models never mix), and so is a blob
     whose length disagrees with its dim, with a log line; both are counted in index.skipped."""
     with connection.cursor() as cursor:
+        # CROSS JOIN and unary + keep SQLite on the vector id range (new rows only);
+        # PostgreSQL has neither form and needs no hint.
+        pg = connection.vendor == "postgresql"
         cursor.execute(
             "SELECT v.id, v.node_id, v.data, n.domain, n.jurisdiction, n.created_at, v.dim "
-            "FROM memory_vector v CROSS JOIN memory_node n ON n.id = v.node_id "
-            # CROSS JOIN and unary + keep SQLite on the vector id range (new rows only).
-            "WHERE +v.model = %s AND v.id > %s ORDER BY v.id",
+            f"FROM memory_vector v {'' if pg else 'CROSS '}JOIN memory_node n ON n.id = v.node_id "
+            f"WHERE {'' if pg else '+'}v.model = %s AND v.id > %s ORDER BY v.id",
             [index.model, index.last_vector_id],
         )
         while rows := cursor.fetchmany(CHUNK):

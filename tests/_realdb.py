@@ -12,10 +12,12 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.db import connection
 
 from bench.synthetic import use_database
 
@@ -37,23 +39,69 @@ def _migrated_template(tmp_path_factory) -> Path:
     return _TEMPLATE[0]
 
 
+_PG_TEMPLATE: list[str] = []
+
+
+def _pg_admin(sql: str) -> None:
+    """CREATE/DROP DATABASE, from the maintenance database (never inside a transaction)."""
+    connection.close()
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(sql)
+
+
+def _pg_real_db(tmp_path):
+    """PostgreSQL's twin: a database cloned from a migrated template (CREATE DATABASE ...
+    TEMPLATE), dropped after the test; yields its name where SQLite yields a path."""
+    base = connection.settings_dict["NAME"]
+    if not _PG_TEMPLATE:
+        template = f"{base}_realdb_template"
+        _pg_admin(f'DROP DATABASE IF EXISTS "{template}"')
+        _pg_admin(f'CREATE DATABASE "{template}"')
+        with use_database(template):
+            call_command("migrate", verbosity=0)
+        _PG_TEMPLATE.append(template)
+    name = f"{base}_real_{abs(hash(str(tmp_path))) % 10**8}"
+    _pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
+    _pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{_PG_TEMPLATE[0]}"')
+    try:
+        with use_database(name):
+            yield name
+    finally:
+        _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture(name="real_db")
 def real_db_fixture(tmp_path, tmp_path_factory, django_db_blocker):
-    """Point Django at a fresh migrated SQLite file for the test; yields its path."""
-    path = tmp_path / "grove.sqlite3"
+    """Point Django at a fresh migrated SQLite file for the test; yields its path (on
+    PostgreSQL, a fresh database; yields its name)."""
     with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            yield from _pg_real_db(tmp_path)
+            return
+        path = tmp_path / "grove.sqlite3"
         shutil.copyfile(_migrated_template(tmp_path_factory), path)
         with use_database(path):
             yield path
 
 
-def run_together(script: str, args: list[list[str]], *, db: Path, tmp_path: Path) -> list[str]:
+def database_env(db: Path | str) -> dict[str, str]:
+    """The environment that points a child process at `db` (a file, or a PostgreSQL name)."""
+    url = os.environ.get("GROVE_DATABASE_URL")
+    if not url:
+        return {"GROVE_DB_PATH": str(db)}
+    parts = urlsplit(url)
+    return {"GROVE_DATABASE_URL": urlunsplit(parts._replace(path=f"/{db}"))}
+
+
+def run_together(
+    script: str, args: list[list[str]], *, db: Path | str, tmp_path: Path
+) -> list[str]:
     """Start one python process per args list, release them together through a barrier file,
     and return each one's last stdout line. The script should wait for sys.argv[1] to exist."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "grove.settings",
-        "GROVE_DB_PATH": str(db),
+        **database_env(db),
         "GROVE_DATA_DIR": str(settings.DATA_DIR),
         "GROVE_SCROLL_DIR": str(settings.GROVE_SCROLL_DIR),
     }

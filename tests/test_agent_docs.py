@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from _async import run_async
+from _realdb import database_env
 from django.conf import settings
 from django.db import connection
 from mcp.client.session import ClientSession
@@ -51,7 +52,7 @@ def _env(**extra: str) -> dict[str, str]:
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "grove.settings",
-        "GROVE_DB_PATH": str(connection.settings_dict["NAME"]),
+        **database_env(connection.settings_dict["NAME"]),
         "GROVE_DATA_DIR": str(settings.DATA_DIR),
         **extra,
     }
@@ -97,7 +98,7 @@ def test_the_mcp_client_configuration_starts_a_working_server(transactional_db):
     params = StdioServerParameters(
         command=command,
         args=args,
-        env={**env, "GROVE_DB_PATH": str(connection.settings_dict["NAME"])},
+        env={**env, **database_env(connection.settings_dict["NAME"])},
     )
 
     async def main():

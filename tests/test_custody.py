@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from _acts import root_as_owner
 from _realdb import real_db_fixture  # noqa: F401 (a fixture)
+from _vendor import drop_trigger, on_postgres, table_columns
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
@@ -27,9 +28,7 @@ def failing(name: str, **kwargs) -> list[str]:
 
 
 def columns(table: str) -> list[str]:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT name FROM pragma_table_info('{table}')")
-        return [row[0] for row in cursor.fetchall()]
+    return table_columns(table)
 
 
 def rewrite(form: str, table: str, row_id: int, column: str, value: str) -> str:
@@ -40,13 +39,21 @@ def rewrite(form: str, table: str, row_id: int, column: str, value: str) -> str:
     verb = {"replace": "REPLACE", "or_replace": "INSERT OR REPLACE", "insert": "INSERT"}
     if form == "upsert":
         return (
-            f"INSERT INTO {table} ({', '.join(cols)}) {select} AND 1 "
+            f"INSERT INTO {table} ({', '.join(cols)}) {select} "
+            f"AND {'TRUE' if on_postgres() else '1'} "
             f"ON CONFLICT(id) DO UPDATE SET {column} = {value}"
         )
     return f"{verb[form]} INTO {table} ({', '.join(cols)}) {select}"
 
 
-FORMS = ["replace", "or_replace", "upsert", "insert"]
+# REPLACE is SQLite's; PostgreSQL has the other two (and its own forms in test_postgres.py).
+_SQLITE = pytest.mark.sqlite_only
+FORMS = [
+    pytest.param("replace", marks=_SQLITE),
+    pytest.param("or_replace", marks=_SQLITE),
+    "upsert",
+    "insert",
+]
 
 
 @pytest.fixture
@@ -85,6 +92,7 @@ def test_no_statement_form_changes_an_edges_kind(make_note, form):
     assert Edge.objects.get(pk=edge.pk).kind == "derived_from"
 
 
+@pytest.mark.sqlite_only  # REPLACE INTO; PostgreSQL's ON CONFLICT twin is in test_postgres.py
 def test_replace_by_the_edge_triple_is_refused(make_note):
     edge = Edge.objects.get(from_node=make_note("Edged."))
     with pytest.raises(DatabaseError, match="memory_edge_no_replace"):
@@ -96,6 +104,7 @@ def test_replace_by_the_edge_triple_is_refused(make_note):
     assert Edge.objects.get(pk=edge.pk).created_by == edge.created_by
 
 
+@pytest.mark.sqlite_only  # REPLACE INTO; on PostgreSQL a second root meets the same trigger
 def test_replace_by_the_one_rooted_index_cannot_swap_the_adoption(ground):
     rooted = Event.objects.get(node=ground, kind="rooted")
     with pytest.raises(DatabaseError, match="second_verdict"):
@@ -107,6 +116,7 @@ def test_replace_by_the_one_rooted_index_cannot_swap_the_adoption(ground):
     assert Event.objects.get(node=ground, kind="rooted").pk == rooted.pk
 
 
+@pytest.mark.sqlite_only  # REPLACE INTO
 def test_a_seal_cannot_be_erased_by_replace(make_note):
     from review.ceremony import seal
 
@@ -122,7 +132,7 @@ def test_a_seal_cannot_be_erased_by_replace(make_note):
 
 def test_integrity_names_a_body_that_no_longer_matches_its_hash(make_note):
     node = make_note("Original words.")
-    raw("DROP TRIGGER memory_node_immutable")  # rolled back with the test
+    drop_trigger("memory_node_immutable")  # rolled back with the test
     raw("UPDATE memory_node SET body = 'Forged words.' WHERE id = %s", (node.pk,))
     assert failing("body_hash_mismatch") == [
         f"node {node.pk}: sha256 of the body is not its body_hash"
@@ -133,7 +143,7 @@ def test_integrity_names_a_root_whose_words_were_swapped_with_their_hash(ground)
     import hashlib
 
     forged = "The well is dry."
-    raw("DROP TRIGGER memory_node_immutable")
+    drop_trigger("memory_node_immutable")
     raw(
         "UPDATE memory_node SET body = %s, body_hash = %s WHERE id = %s",
         (forged, hashlib.sha256(forged.encode()).hexdigest(), ground.pk),
@@ -151,7 +161,7 @@ def test_integrity_names_a_node_that_joined_no_chain(db):
         "INSERT INTO memory_node (body, body_hash, content_key, jurisdiction, kind, domain,"
         " signature, source, metadata, created_at, scroll_path, scroll_hash, access_count,"
         " permanent) VALUES ('x', %s, %s, 'wild', 'import', 'personal', 'raw', 'a.md', '{}',"
-        " '2026-01-01', '', '', 0, 0)",
+        " '2026-01-01', '', '', 0, FALSE)",
         ("0" * 64, "0" * 64),
     )
     node = Node.objects.get()
@@ -176,7 +186,7 @@ def test_scroll_verification_never_follows_a_pointer_out_of_the_scrolls(db, tmp_
         "INSERT INTO memory_node (body, body_hash, content_key, jurisdiction, kind, domain,"
         " signature, source, metadata, created_at, scroll_path, scroll_offset, scroll_hash,"
         " access_count, permanent) VALUES ('x', %s, %s, 'home', 'pair', 'personal', 'raw', '',"
-        " '{}', '2026-01-01', '../../etc/hostname', 0, %s, 0, 0)",
+        " '{}', '2026-01-01', '../../etc/hostname', 0, %s, 0, FALSE)",
         ("0" * 64, "0" * 64, "0" * 64),
     )
     assert failing("scrolls_disagree_with_pairs") == [
@@ -198,7 +208,7 @@ def test_an_event_edited_with_the_triggers_dropped_is_named(make_note):
     with transaction.atomic():
         kept = audit.record("kept", node=node, actor="owner")
     make_note("Later words.")
-    raw("DROP TRIGGER memory_event_no_update")
+    drop_trigger("memory_event_no_update")
     raw("UPDATE memory_event SET actor = 'someone else' WHERE id = %s", (kept.pk,))
     report = verify()
     assert report.broken and report.broken.startswith(f"event {kept.pk} (kept)")
@@ -209,7 +219,7 @@ def test_a_deleted_event_breaks_the_next_link(make_note):
     with transaction.atomic():
         kept = audit.record("kept", node=node, actor="owner")
         after = audit.record("kept", node=node, actor="owner")
-    raw("DROP TRIGGER memory_event_no_delete")
+    drop_trigger("memory_event_no_delete")
     raw("DELETE FROM memory_event WHERE id = %s", (kept.pk,))
     assert verify().broken.startswith(f"event {after.pk} (kept)")
 
@@ -218,8 +228,8 @@ def test_integrity_names_both_an_edited_event_and_an_edited_body(make_note, caps
     node = make_note("The gate code is 1234.")
     old = Event.objects.filter(kind="arrived").order_by("id").first()
     make_note("Something later.")
-    raw("DROP TRIGGER memory_event_no_update")
-    raw("DROP TRIGGER memory_node_immutable")
+    drop_trigger("memory_event_no_update")
+    drop_trigger("memory_node_immutable")
     raw("UPDATE memory_event SET reason = 'forged' WHERE id = %s", (old.pk,))
     raw("UPDATE memory_node SET body = 'The gate code is 9999.' WHERE id = %s", (node.pk,))
     with pytest.raises(CommandError):
@@ -242,7 +252,7 @@ def test_sleep_verifies_from_the_last_checkpoint(make_note):
 def test_a_rewritten_checkpointed_event_is_refused_incrementally(make_note):
     make_note("First.")
     mark = verify_from_checkpoint()
-    raw("DROP TRIGGER memory_event_no_update")
+    drop_trigger("memory_event_no_update")
     raw("UPDATE memory_event SET chain_hash = %s WHERE id = %s", ("f" * 64, mark.through_id))
     assert "no longer carries the hash" in verify_from_checkpoint().broken
 
@@ -299,7 +309,7 @@ def test_the_migration_chains_existing_rows_and_gives_each_node_its_arrival(real
         "INSERT INTO memory_node (body, body_hash, content_key, jurisdiction, kind, domain,"
         " signature, source, metadata, created_at, scroll_path, scroll_hash, access_count,"
         " permanent) VALUES (%s, %s, %s, 'wild', 'import', 'personal', 'imp', 'a.md', '{}',"
-        " '2026-01-01', '', '', 0, 0)",
+        " '2026-01-01', '', '', 0, FALSE)",
         (body, digest, digest),
     )
     raw(
@@ -323,8 +333,9 @@ def test_a_rewrite_with_every_hash_recomputed_still_disagrees_with_the_anchor(ma
     make_note("Anchored words.")
     mark = verify_from_checkpoint()
     assert not failing("chain_anchors")
-    raw("DROP TRIGGER memory_event_no_update")
-    raw("UPDATE memory_event SET actor = 'forger' WHERE id = 1")
+    drop_trigger("memory_event_no_update")
+    first = Event.objects.order_by("id").first().pk  # 1 on SQLite; sequences run on in PostgreSQL
+    raw("UPDATE memory_event SET actor = 'forger' WHERE id = %s", (first,))
     prev = GENESIS
     for row in list(event_rows(0)):  # the forger recomputes the whole chain
         prev = digest_of_row(row, prev)

@@ -45,7 +45,7 @@ def _insert_node_sql(kind: str = "note", *, scroll: tuple = ("", None, "")) -> N
     _sql(
         """INSERT INTO memory_node (body, body_hash, content_key, jurisdiction, kind, domain,
            signature, source, metadata, created_at, scroll_path, scroll_offset, scroll_hash,
-           access_count, permanent) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0,0)""",
+           access_count, permanent) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,0,FALSE)""",
         (body, digest, digest, "home", kind, "personal", "raw", "", "{}", timezone.now(), *scroll),
     )
 
@@ -131,7 +131,7 @@ def test_an_unknown_edge_kind_is_refused_by_the_orm_and_raw_sql(make_note, root_
     with pytest.raises(IntegrityError, match="memory_edge_kind_valid"):
         _sql(
             "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, "
-            "created_by) VALUES (?, ?, 'likes', 1, ?, 'x')",
+            "created_by) VALUES (%s, %s, 'likes', 1, %s, 'x')",
             (node.pk, root_note.pk, timezone.now()),
         )
     assert not Edge.objects.filter(kind="likes").exists()
@@ -142,7 +142,7 @@ def test_a_self_loop_is_refused_by_raw_sql(make_note):
     with pytest.raises(IntegrityError, match="memory_edge_no_self_loop"):
         _sql(
             "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, "
-            "created_by) VALUES (?, ?, 'cites', 1, ?, 'x')",
+            "created_by) VALUES (%s, %s, 'cites', 1, %s, 'x')",
             (node.pk, node.pk, timezone.now()),
         )
 
@@ -398,3 +398,24 @@ def test_two_processes_racing_supersede_exactly_one_wins(real_db, tmp_path):
     assert Event.objects.filter(node=node, kind="superseded").count() == 1
     assert Event.objects.filter(kind="rooted").count() == 2  # the old root and one new one
     assert Node.objects.filter(kind="note").count() == 2  # the loser wrote no node
+
+
+_WRITE_CHILD = (
+    CHILD_PRELUDE
+    + """
+from memory.write import write_node
+result = write_node(body=sys.argv[2], kind="note", jurisdiction="home", signature="owner",
+                    origins=[{"id": int(sys.argv[3])}])
+print(result.node.pk)
+"""
+)
+
+
+def test_two_processes_writing_the_same_words_make_one_node(real_db, tmp_path):
+    """The duplicate lookup and the insert hold together under the write lock (BEGIN IMMEDIATE
+    on SQLite, the advisory lock on PostgreSQL): the second writer finds the first's node."""
+    seed = write_node(body="Seed.", kind="import", jurisdiction="wild", signature="i", source="s")
+    args = [["The spare key is in the shed.", str(seed.node.pk)]] * 2
+    first, second = run_together(_WRITE_CHILD, args, db=real_db, tmp_path=tmp_path)
+    assert first == second
+    assert Node.objects.filter(kind="note").count() == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from _vendor import drop_trigger, on_postgres
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 from django.utils import timezone
@@ -30,9 +31,9 @@ def test_a_clean_database_reports_zero_violations(make_note, capsys):
 
 def test_it_reports_a_permanent_but_decayed_node(make_note):
     node = make_note("Both at once.")
-    raw("DROP TRIGGER memory_node_permanent_never_decays")  # rolled back with the test
+    drop_trigger("memory_node_permanent_never_decays")  # rolled back with the test
     raw(
-        "UPDATE memory_node SET permanent = 1, permanent_at = '2026-01-01',"
+        "UPDATE memory_node SET permanent = TRUE, permanent_at = '2026-01-01',"
         " decayed_at = '2026-02-01' WHERE id = %s",
         (node.pk,),
     )
@@ -59,7 +60,7 @@ def test_it_reports_a_flag_that_disagrees_with_the_latest_event(make_note):
 def test_it_reports_a_permanent_node_without_its_event(make_note):
     node = make_note("Permanent by fiat.")
     raw(
-        "UPDATE memory_node SET permanent = 1, permanent_at = '2026-01-01' WHERE id = %s",
+        "UPDATE memory_node SET permanent = TRUE, permanent_at = '2026-01-01' WHERE id = %s",
         (node.pk,),
     )
     assert failing("permanent_without_event") == [
@@ -70,17 +71,26 @@ def test_it_reports_a_permanent_node_without_its_event(make_note):
 @pytest.mark.django_db(transaction=True)
 def test_it_reports_an_edge_touching_a_missing_node(make_note):
     node = make_note("Pointing at nothing.")
-    raw("PRAGMA foreign_keys = OFF")  # only outside a transaction does this take
-    raw(
+    insert = (
         "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, created_by)"
-        " VALUES (%s, 999999, 'cites', 1, '2026-01-01', 'x')",
-        (node.pk,),
+        " VALUES (%s, 999999, 'cites', 1, '2026-01-01', 'x')"
     )
+    if on_postgres():
+        # Its foreign keys are checked at commit (DEFERRABLE INITIALLY DEFERRED): look before.
+        with pytest.raises(RuntimeError, match="undo"), transaction.atomic():
+            raw(insert, (node.pk,))
+            (violation,) = failing("edges_touching_missing_nodes")
+            assert f"({node.pk} -> 999999) touches a missing node" in violation
+            raise RuntimeError("undo")
+        return
+    raw("PRAGMA foreign_keys = OFF")  # only outside a transaction does this take
+    raw(insert, (node.pk,))
     (violation,) = failing("edges_touching_missing_nodes")
     assert f"({node.pk} -> 999999) touches a missing node" in violation
     raw("PRAGMA foreign_keys = ON")
 
 
+@pytest.mark.sqlite_only  # FTS5's rows; PostgreSQL's check: test_postgres.py
 def test_it_reports_a_node_missing_from_the_full_text_index(make_note):
     node = make_note("Unsearchable words.")
     raw(
@@ -91,6 +101,7 @@ def test_it_reports_a_node_missing_from_the_full_text_index(make_note):
     assert f"node {node.pk} has no full-text row" in violations
 
 
+@pytest.mark.sqlite_only  # FTS5's rows; PostgreSQL's check: test_postgres.py
 def test_it_reports_a_full_text_row_that_disagrees_with_the_body(make_note):
     node = make_note("Original words.")
     raw(

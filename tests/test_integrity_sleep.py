@@ -98,7 +98,7 @@ def test_it_reports_a_live_node_a_finished_run_left_without_a_vector(make_note):
     sql(
         """INSERT INTO memory_sleeprun (requested_at, started_at, finished_at, status,
            requested_by, dry_run, only_step, current_step, steps, error)
-           VALUES (%s, %s, %s, 'done', 'test', 0, '', '', %s, '')""",
+           VALUES (%s, %s, %s, 'done', 'test', FALSE, '', '', %s, '')""",
         [now(), now(), now(), json.dumps(steps)],
     )
     found = CHECKS["live_nodes_without_vectors"]()

@@ -92,15 +92,15 @@ def test_it_refuses_deleting_a_recall_log(db):
 
 def test_it_refuses_setting_permanent_back_to_false(note):
     raw(
-        "UPDATE memory_node SET permanent = 1, permanent_at = '2026-01-01' WHERE id = %s",
+        "UPDATE memory_node SET permanent = TRUE, permanent_at = '2026-01-01' WHERE id = %s",
         (note.pk,),
     )
-    refused("UPDATE memory_node SET permanent = 0 WHERE id = %s", (note.pk,), "never reverts")
+    refused("UPDATE memory_node SET permanent = FALSE WHERE id = %s", (note.pk,), "never reverts")
 
 
 def test_it_refuses_decaying_a_permanent_node(note):
     raw(
-        "UPDATE memory_node SET permanent = 1, permanent_at = '2026-01-01' WHERE id = %s",
+        "UPDATE memory_node SET permanent = TRUE, permanent_at = '2026-01-01' WHERE id = %s",
         (note.pk,),
     )
     refused(
@@ -139,7 +139,7 @@ NODE_INSERT = (
     "INSERT INTO memory_node (body, body_hash, content_key, jurisdiction, kind, domain, signature,"
     " source, metadata, created_at, scroll_path, scroll_offset, scroll_hash, access_count,"
     " permanent) VALUES (%s, %s, %s, %s, %s, 'personal', %s, '', '{}', '2026-01-01', %s, %s, %s,"
-    " 0, 0)"
+    " 0, FALSE)"
 )
 HEX = "ab" * 32
 
@@ -174,7 +174,8 @@ def test_a_well_formed_raw_insert_is_accepted(db):
         ({"signature": "   "}, "memory_node_signature_not_blank"),
         ({"body_hash": "xyz"}, "memory_node_body_hash_hex64"),
         ({"body_hash": "AB" * 32}, "memory_node_body_hash_hex64"),
-        ({"body_hash": "ab" * 33}, "memory_node_body_hash_hex64"),
+        # 66 characters: the CHECK on SQLite (no length limit), varchar(64) on PostgreSQL.
+        ({"body_hash": "ab" * 33}, "memory_node_body_hash_hex64|too long for type"),
         ({"kind": "pair"}, "memory_node_pair_has_scroll_pointer"),
     ],
 )
@@ -221,6 +222,7 @@ def test_it_refuses_an_unknown_event_kind(note):
     )
 
 
+@pytest.mark.sqlite_only  # WAL is SQLite's journal; PostgreSQL has its own write-ahead log
 def test_the_database_file_is_in_wal_mode(db):
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA journal_mode")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from _async import run_async
-from _realdb import real_db_fixture  # noqa: F401 (a fixture)
+from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
 from django.conf import settings
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -19,22 +19,25 @@ from memory.tokens import create_token, revoke_token
 from memory.write import write_node
 
 
-def _params(db: Path, token: str) -> StdioServerParameters:
+def _params(db: Path | str, token: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["manage.py", "mcp", "--token", token],
         cwd=str(settings.BASE_DIR),
         env={
             "DJANGO_SETTINGS_MODULE": "grove.settings",
-            "GROVE_DB_PATH": str(db),
+            **database_env(db),
             "GROVE_DATA_DIR": str(settings.DATA_DIR),
-            "GROVE_SCROLL_DIR": str(db.parent / "scroll"),
+            # Beside the SQLite file; PostgreSQL's database has no directory: the test's own.
+            "GROVE_SCROLL_DIR": str(
+                db.parent / "scroll" if isinstance(db, Path) else settings.GROVE_SCROLL_DIR
+            ),
             "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
         },
     )
 
 
-def _session(db: Path, token: str, script):
+def _session(db: Path | str, token: str, script):
     """Run `script(session)` inside a live MCP session; returns what it returns."""
 
     async def main():

@@ -8,8 +8,9 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
-from _realdb import real_db_fixture  # noqa: F401 (a fixture)
+from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
 from django.conf import settings
 
 from memory.models import Node
@@ -38,9 +39,12 @@ def _replies(db, lines: list[str]) -> dict[int, dict]:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "grove.settings",
-        "GROVE_DB_PATH": str(db),
+        **database_env(db),
         "GROVE_DATA_DIR": str(settings.DATA_DIR),
-        "GROVE_SCROLL_DIR": str(db.parent / "scroll"),
+        # Beside the SQLite file; PostgreSQL's database has no directory: the test's own.
+        "GROVE_SCROLL_DIR": str(
+            db.parent / "scroll" if isinstance(db, Path) else settings.GROVE_SCROLL_DIR
+        ),
     }
     wanted = {0} | set(range(1, len(lines) + 1))
     script = [json.dumps(INIT), '{"jsonrpc": "2.0", "method": "notifications/initialized"}']

@@ -29,7 +29,10 @@ def mark(node: Node, kind: str, *, at: datetime | None = None) -> None:
 def fts_has(node: Node) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM memory_node_fts "
+            "SELECT count(*) FROM memory_node WHERE body_tsv @@ plainto_tsquery('english', "
+            "'heron') AND id = %s"
+            if connection.vendor == "postgresql"
+            else "SELECT count(*) FROM memory_node_fts "
             "WHERE memory_node_fts MATCH 'heron' AND rowid = %s",
             [node.pk],
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from django.db import connection
 
 from memory.recall import recall
@@ -19,6 +20,7 @@ def trigram_rows() -> set[int]:
         return {row[0] for row in cursor.fetchall()}
 
 
+@pytest.mark.sqlite_only  # FTS5's tokens; PostgreSQL finds 東京 by substring (next tests)
 def test_a_two_character_query_finds_its_note_inside_a_longer_run(make_note):
     tower = make_note("東京タワーは赤い")
     make_note("京都の寺は静かだ")
@@ -40,6 +42,7 @@ def test_thai_text_is_found_by_a_word_inside_it(make_note):
     assert ids(recall("กรุงเทพ")) == [note.pk]
 
 
+@pytest.mark.sqlite_only  # SQLite's trigram table; PostgreSQL indexes every body (pg_trgm)
 def test_only_bodies_in_such_scripts_are_in_the_trigram_index(make_note):
     latin = make_note("The heron nests by the pond.")
     kana = make_note("サギが池にいる")
@@ -52,6 +55,7 @@ def test_the_trigram_index_keeps_to_the_callers_domains(make_note):
     assert recall("東京", domains=["personal"]) == []
 
 
+@pytest.mark.sqlite_only  # SQLite's trigram trigger; PostgreSQL's index needs none
 def test_a_raw_insert_is_indexed_by_the_trigger(make_note):
     seed = make_note("seed")
     body = "漢字のテスト"

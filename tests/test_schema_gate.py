@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _realdb import real_db_fixture  # noqa: F401 (a fixture)
+from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -45,10 +45,10 @@ def test_a_renamed_column_is_refused(db):
     assert "column memory_node.source is missing" in schema_problems()
 
 
-def _manage(db_path: Path, *args: str) -> subprocess.CompletedProcess:
+def _manage(db_path: Path | str, *args: str) -> subprocess.CompletedProcess:
     env = {
         **os.environ,
-        "GROVE_DB_PATH": str(db_path),
+        **database_env(db_path),
         "GROVE_DATA_DIR": str(settings.DATA_DIR),
         "DJANGO_SETTINGS_MODULE": "grove.settings",
     }
@@ -58,15 +58,11 @@ def _manage(db_path: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_commands_stop_at_the_gate_and_migrate_passes(real_db):
-    import sqlite3
-
-    db = sqlite3.connect(real_db)
-    db.execute(
+    raw(  # committed: real_db is a database of its own, outside the test's transaction
         "INSERT INTO django_migrations (app, name, applied) VALUES"
         " ('memory', '9999_from_the_future', '2030-01-01')"
     )
-    db.commit()
-    db.close()
+    connection.close()
     refused = _manage(real_db, "integrity")
     assert refused.returncode != 0
     assert "Grove will not start" in refused.stderr

@@ -105,3 +105,39 @@ def _group_alive(pgid: int) -> bool:
         if int(fields[2]) == pgid and fields[0] != "Z":
             return True
     return False
+
+
+def test_serve_with_two_workers_answers_from_two_web_processes(tmp_path):
+    env = {**os.environ, "GROVE_DATA_DIR": str(tmp_path)}
+    env.pop("GROVE_DB_PATH", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+            "--no-worker",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        children = Path(f"/proc/{server.pid}/task/{server.pid}/children")
+        wait_for(lambda: len(children.read_text().split()) == 2)
+        for _ in range(6):  # each request is answered, whichever process accepts it
+            assert "Sign in" in wait_for(lambda: _get(f"http://127.0.0.1:{port}/login/"))
+        web = [int(pid) for pid in children.read_text().split()]
+        os.killpg(server.pid, signal.SIGINT)
+        assert server.wait(timeout=30) == 0
+        assert not any(Path(f"/proc/{pid}").exists() for pid in web)
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)

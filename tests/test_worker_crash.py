@@ -25,6 +25,7 @@ def violations() -> dict[str, list[str]]:
 
 
 @pytest.mark.worker
+@pytest.mark.sqlite_only  # bench.synthetic.build_graph writes SQLite files only (so far)
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_sleep_leaves_the_record_whole(tmp_path):
     # Its own file: a 20k-node graph takes the worker seconds to sleep through.

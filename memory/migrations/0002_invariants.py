@@ -116,7 +116,20 @@ BACKWARD = [
 ]
 
 
+def _sqlite(statements: list[str]):
+    """This SQL is SQLite's; on PostgreSQL migration 0013 creates the same invariants."""
+
+    def run(apps, schema_editor) -> None:
+        if schema_editor.connection.vendor != "sqlite":
+            return
+        with schema_editor.connection.cursor() as cursor:
+            for sql in statements:
+                cursor.execute(sql)
+
+    return run
+
+
 class Migration(migrations.Migration):
     dependencies = [("memory", "0001_initial")]
 
-    operations = [migrations.RunSQL(sql=FORWARD, reverse_sql=BACKWARD)]
+    operations = [migrations.RunPython(_sqlite(FORWARD), _sqlite(BACKWARD))]

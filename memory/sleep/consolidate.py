@@ -181,7 +181,7 @@ def _merge(keeper: int, losers: list[int]) -> list[int]:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""UPDATE memory_node SET decayed_at = %s
-                    WHERE id IN ({marks}) AND decayed_at IS NULL AND permanent = 0
+                    WHERE id IN ({marks}) AND decayed_at IS NULL AND permanent = FALSE
                     AND NOT EXISTS (SELECT 1 FROM memory_event e WHERE e.node_id = memory_node.id
                         AND e.kind IN ('proposed', 'rooted', 'superseded', 'rejected', 'sealed'))
                     RETURNING id""",

@@ -53,7 +53,7 @@ def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int)
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""UPDATE memory_node SET decayed_at = %s WHERE id IN ({marks})
-                    AND decayed_at IS NULL AND permanent = 0 AND access_count = 0
+                    AND decayed_at IS NULL AND permanent = FALSE AND access_count = 0
                     AND created_at <= %s
                     AND NOT EXISTS (SELECT 1 FROM memory_event a
                         WHERE a.node_id = memory_node.id AND a.at > %s

@@ -61,7 +61,7 @@ def candidates(cutoff: datetime) -> np.ndarray:
     clock), sorted. The partial index memory_node_decay_candidates holds exactly the first three
     conditions; the roots by event or by question are few and subtracted afterwards."""
     found = _ids(
-        """SELECT id FROM memory_node WHERE decayed_at IS NULL AND permanent = 0
+        """SELECT id FROM memory_node WHERE decayed_at IS NULL AND permanent = FALSE
            AND access_count = 0 AND created_at <= %s""",
         [db_time(cutoff)],
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 
@@ -20,8 +21,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--port", type=int, default=settings.GROVE_PORT)
         parser.add_argument("--no-worker", action="store_true")
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=1,
+            help="web processes sharing the port (several need PostgreSQL to be worth it: on "
+            "SQLite they still queue for one write lock); 8 threads each",
+        )
 
-    def handle(self, *args, port: int, no_worker: bool, **options) -> None:
+    def handle(self, *args, port: int, no_worker: bool, workers: int, **options) -> None:
         from django.core.wsgi import get_wsgi_application
         from waitress import serve
 
@@ -43,7 +51,10 @@ class Command(BaseCommand):
             os.close(lifeline)
             self._lifeline = ours  # held open for as long as this process lives
         host = settings.GROVE_HOST
-        self.stdout.write(f"Grove on http://{host}:{port}/  (worker pid {worker and worker.pid})")
+        self.stdout.write(
+            f"Grove on http://{host}:{port}/  ({workers} web process(es), worker pid "
+            f"{worker and worker.pid})"
+        )
         self.stdout.write(f"Sign in once with: http://{host}:{port}{login_path()}")
         self.stdout.write("Stop with Ctrl-C.")
         self.stdout.flush()  # a pipe is block-buffered: whoever waits for the link must see it
@@ -56,15 +67,18 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         try:
-            serve(
-                application,
-                host=host,
-                port=port,
-                threads=8,
-                _quiet=True,
-                # waitress answers 413 from the Content-Length alone, before reading the body.
-                max_request_body_size=settings.GROVE_MAX_REQUEST_BYTES + 1,  # it refuses >=
-            )
+            if workers > 1:
+                _serve_processes(application, host, port, workers)
+            else:
+                serve(
+                    application,
+                    host=host,
+                    port=port,
+                    threads=8,
+                    _quiet=True,
+                    # waitress answers 413 from the Content-Length alone, before reading it.
+                    max_request_body_size=settings.GROVE_MAX_REQUEST_BYTES + 1,  # refuses >=
+                )
         except KeyboardInterrupt:
             pass
         finally:
@@ -76,3 +90,42 @@ class Command(BaseCommand):
                     os.killpg(worker.pid, signal.SIGKILL)  # whatever of the cluster is left
                 worker.wait()
             self.stdout.write("Grove stopped.")
+
+
+def _serve_processes(application, host: str, port: int, count: int) -> None:
+    """`count` waitress processes accepting on one socket bound here (the kernel spreads the
+    connections); each has its own database connections. Returns when interrupted, after
+    stopping them."""
+    from django.db import connections
+    from waitress import serve
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    connections.close_all()  # never share a database connection across fork
+    children = []
+    for _ in range(count):
+        pid = os.fork()
+        if pid == 0:  # a web process: serve until told to stop, then leave without cleanup
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us with SIGTERM
+            signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+            with contextlib.suppress(KeyboardInterrupt):
+                serve(
+                    application,
+                    sockets=[sock],
+                    threads=8,
+                    _quiet=True,
+                    max_request_body_size=settings.GROVE_MAX_REQUEST_BYTES + 1,
+                )
+            os._exit(0)
+        children.append(pid)
+    try:
+        for pid in children:
+            os.waitpid(pid, 0)
+    finally:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(pid, signal.SIGTERM)
+                os.waitpid(pid, 0)
