@@ -122,20 +122,44 @@ def crosslink(
         new_rows = new_rows[vectors.ids[new_rows] < first_unembedded]
     if limit is not None:
         new_rows = new_rows[:limit]
+    return _link_blocks(
+        vectors,
+        new_rows,
+        lambda rows: _nearest_older(vectors, rows, min_cosine=min_cosine, cap=cap),
+        after_id=after_id,
+        dry_run=dry_run,
+        beat=beat,
+        min_cosine=min_cosine,
+        cap=cap,
+    )
+
+
+def _link_blocks(
+    view: LiveVectors,
+    new_rows: np.ndarray,
+    pairs_for: Callable[[np.ndarray], dict],
+    *,
+    after_id: int,
+    dry_run: bool,
+    beat: Callable[..., None] | None,
+    min_cosine: float,
+    cap: int,
+) -> dict:
+    """Link `new_rows` block by block (each block commits on its own), with the candidates
+    `pairs_for(rows)` finds: the one loop of both paths (exact product and vector index)."""
     added = 0
     through = after_id
     for start in range(0, len(new_rows), BLOCK):
         rows = new_rows[start : start + BLOCK]
-        pairs = _nearest_older(vectors, rows, min_cosine=min_cosine, cap=cap)
-        added += _link_block(vectors, rows, pairs, cap=cap, dry_run=dry_run)
-        through = int(vectors.ids[rows[-1]])
+        added += _link_block(view, rows, pairs_for(rows), cap=cap, dry_run=dry_run)
+        through = int(view.ids[rows[-1]])
         if beat:
             beat(count=added, nodes=start + len(rows), through_id=through)
     return {
         "count": added,
         "nodes": int(len(new_rows)),
         "through_id": through,
-        "model": vectors.model,
+        "model": view.model,
         "min_cosine": min_cosine,
         "cap": cap,
     }
@@ -166,24 +190,17 @@ def _crosslink_indexed(
     with threadpool_limits(limits=1, user_api="blas"):
         pairs = _nearest_older_indexed(index, new_rows, usable, min_cosine=min_cosine, cap=cap)
     view = LiveVectors(index.model, index.ids, index.domain, np.zeros((0, index.dim)))
-    added = 0
-    through = after_id
-    for start in range(0, len(new_rows), BLOCK):
-        rows = new_rows[start : start + BLOCK]
-        block = {int(r): pairs[int(r)] for r in rows if int(r) in pairs}
-        added += _link_block(view, rows, block, cap=cap, dry_run=dry_run)
-        through = int(index.ids[rows[-1]])
-        if beat:
-            beat(count=added, nodes=start + len(rows), through_id=through)
-    return {
-        "count": added,
-        "nodes": int(len(new_rows)),
-        "through_id": through,
-        "model": index.model,
-        "min_cosine": min_cosine,
-        "cap": cap,
-        "index_rows": index.rows,
-    }
+    result = _link_blocks(
+        view,
+        new_rows,
+        lambda rows: {int(r): pairs[int(r)] for r in rows if int(r) in pairs},
+        after_id=after_id,
+        dry_run=dry_run,
+        beat=beat,
+        min_cosine=min_cosine,
+        cap=cap,
+    )
+    return {**result, "index_rows": index.rows}
 
 
 def _nearest_older_indexed(
