@@ -35,6 +35,7 @@ from memory.models import (
 )
 from memory.nest import Nest, nest_into
 from memory.scrub import body_hash_of, content_key_of, scrub
+from memory.sleep.reach import HOLDING
 from memory.trust import trust_map
 
 # Documents brought in from outside: their origin may be the source they were read from.
@@ -235,9 +236,17 @@ def write_node(
     claim = request.kind not in OCCURRENCE_KINDS  # occurrences are never merged or refused
     with transaction.atomic():
         origin_ids = {origin_id for origin_id, _ in request.links}
-        found = set(Node.objects.filter(pk__in=origin_ids).values_list("pk", flat=True))
-        if missing := sorted(origin_ids - found):
+        found = dict(Node.objects.filter(pk__in=origin_ids).values_list("pk", "decayed_at"))
+        if missing := sorted(origin_ids - found.keys()):
             raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
+        # A new note is a young root: holding a decayed origin (deriving from it, citing it)
+        # would leave a live node holding a decayed one. The owner restores it first. Sequence
+        # (responds_to) does not hold, so a conversation may resume after its old turns went.
+        held = {pk for pk, relation in request.links if relation in HOLDING}
+        if gone := sorted(pk for pk in held if found[pk] is not None):
+            raise Conflict(
+                f"origin node(s) {gone} have decayed; restore them first", code="decayed_origin"
+            )
         refused_by = _tombstone(request) if claim else None
         if refused_by is None:
             if claim and nest is None and (known := _known(request)) is not None:
@@ -314,6 +323,11 @@ def _known(request: _Request) -> WriteResult | None:
     Node.objects.filter(pk=decayed.pk).update(
         decayed_at=None, access_count=F("access_count") + 1, last_accessed_at=timezone.now()
     )
+    # A revived note is read (a root): what it holds comes back with it, as a restore's does.
+    from memory.sleep.decay import HELD_BY_REVIVED, held_decayed
+
+    chain = held_decayed(decayed.pk)
+    Node.objects.filter(pk__in=chain).update(decayed_at=None)
     audit.record(
         EventKind.REVIVED,
         node=decayed,
@@ -321,6 +335,13 @@ def _known(request: _Request) -> WriteResult | None:
         reason="rearrival",
         detail={**request.writer(), "origins": _new_origins(decayed, request.links)},
         token=request.token,
+    )
+    audit.record_many(
+        EventKind.RESTORED,
+        chain,
+        actor=request.actor,
+        reason=HELD_BY_REVIVED,
+        related=dict.fromkeys(chain, decayed.pk),
     )
     decayed.refresh_from_db()
     return WriteResult(decayed, "revived")

@@ -341,3 +341,37 @@ def test_the_sweep_rechecks_under_the_lock(make_note, lone):
         edge_mark=found.edge_mark,
     )
     assert done == [] and not is_decayed(node) and not is_decayed(held)
+
+
+def test_a_new_derivation_from_a_decayed_origin_is_refused_and_writes_nothing(make_note, lone):
+    """A new note would be a young root holding a decayed node: the write names the origin."""
+    origin = lone("A page nobody kept.", days_old=40)
+    decay()
+    assert is_decayed(origin)
+    before = Node.objects.count()
+    with pytest.raises(Conflict) as refused:
+        make_note("A note on the forgotten page.", origins=[{"id": origin.pk}])
+    assert refused.value.code == "decayed_origin" and str(origin.pk) in str(refused.value)
+    assert Node.objects.count() == before
+
+
+def test_a_revived_note_brings_back_what_it_holds(make_note, lone):
+    """The same words arriving again revive a decayed page; its provenance chain comes with it,
+    so no live node holds a decayed one."""
+    p = lone("P: the origin page.", days_old=40)
+    k = make_note("K: a note on P.", days_old=40, origins=[{"id": p.pk}])
+    g = lone("G: a page that cites K.", days_old=40, origins=[{"id": k.pk, "relation": "cites"}])
+    decay()
+    assert is_decayed(p) and is_decayed(k) and is_decayed(g)
+    again = write_node(
+        body=g.body,
+        kind=g.kind,
+        jurisdiction=g.jurisdiction,
+        signature="agent:scout",
+        source="https://example.org/page",
+    )
+    assert again.status == "revived" and again.node.pk == g.pk
+    assert not is_decayed(g) and not is_decayed(k) and not is_decayed(p)
+    revived = Event.objects.filter(kind="restored", node__in=[k, p])
+    assert sorted(revived.values_list("reason", flat=True)) == ["held_by_revived"] * 2
+    assert set(revived.values_list("related_node_id", flat=True)) == {g.pk}

@@ -37,6 +37,7 @@ PROTECTED_TRUST = reach.PROTECTED_TRUST
 BATCH = 5000  # nodes per sweep transaction: few commits, each holding the lock ~0.1 s
 ACTOR = "sleep"
 HELD_BY_RESTORE = "held_by_restore"
+HELD_BY_REVIVED = "held_by_revived"  # the same words arrived again (memory/write.py)
 _OWNED = ", ".join(f"'{k.value}'" for k in (*CEREMONY_EVENT_KINDS, EventKind.KEPT))
 
 
@@ -222,7 +223,7 @@ def let_go(node_id: int, *, actor: str) -> Node:
     return node
 
 
-def _held_decayed(node_id: int, *, cap: int = 5000) -> list[int]:
+def held_decayed(node_id: int, *, cap: int = 5000) -> list[int]:
     """Decayed nodes that `node_id` holds, transitively through holding edges (its provenance
     chain), except those the owner let go or consolidation merged: those stay decisions."""
     seen, frontier, found = {node_id}, [node_id], []
@@ -259,7 +260,7 @@ def restore(node_id: int, *, actor: str) -> Node:
         node = _node(node_id)
         if node.decayed_at is None:
             raise Conflict(f"node {node_id} is live; there is nothing to restore", code="live")
-        chain = _held_decayed(node_id)
+        chain = held_decayed(node_id)
         Node.objects.filter(pk__in=[node_id, *chain]).update(decayed_at=None)
         audit.record(EventKind.RESTORED, node=node_id, actor=actor, reason=reach.OWNER_RESTORE)
         audit.record_many(
