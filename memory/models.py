@@ -161,6 +161,8 @@ class Node(models.Model):
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     # Distinct UTC days (store clock) with a read: permanence needs three, so a burst counts once.
     read_days = models.PositiveIntegerField(default=0, db_default=0)
+    # Who read it last (a token's name, or owner for a keep): the node page names the reader.
+    last_read_by = models.CharField(max_length=200, blank=True, default="", db_default="")
     permanent = models.BooleanField(default=False)
     permanent_at = models.DateTimeField(null=True, blank=True)
     decayed_at = models.DateTimeField(null=True, blank=True)

@@ -45,10 +45,11 @@ def visible_node(
     return node, trusts[node.pk]
 
 
-def access_fields(now: datetime) -> dict[str, Any]:
-    """The UPDATE that counts one read at `now` (store clock): access_count +1, last_accessed_at,
-    and read_days +1 only on a new UTC day, so a burst of reads on one day counts one day (the
-    promotion rule needs reads on three days). Used by read() and by the owner's keep."""
+def access_fields(now: datetime, reader: str) -> dict[str, Any]:
+    """The UPDATE that counts one read by `reader` at `now` (store clock): access_count +1,
+    last_accessed_at, last_read_by, and read_days +1 only on a new UTC day, so a burst of reads
+    on one day counts one day (the promotion rule needs reads on three days). Used by read()
+    and by the owner's keep."""
     day = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     new_day = Q(last_accessed_at__isnull=True) | Q(last_accessed_at__lt=day)
     return {
@@ -59,6 +60,7 @@ def access_fields(now: datetime) -> dict[str, Any]:
             output_field=PositiveIntegerField(),
         ),
         "last_accessed_at": now,
+        "last_read_by": reader[:200],
     }
 
 
@@ -87,7 +89,7 @@ def read(
     with transaction.atomic():
         # Guarded by decayed_at: a decay committed between the check and here wins.
         counted = Node.objects.filter(pk=node.pk, decayed_at__isnull=True).update(
-            **access_fields(now)
+            **access_fields(now, actor)
         )
         if not counted:
             raise NotFound(_MISSING.format(id=node.pk))

@@ -321,7 +321,10 @@ def _known(request: _Request) -> WriteResult | None:
         return None
     decayed = Node.objects.get(pk=unsealed[-1][0])
     Node.objects.filter(pk=decayed.pk).update(
-        decayed_at=None, access_count=F("access_count") + 1, last_accessed_at=timezone.now()
+        decayed_at=None,
+        access_count=F("access_count") + 1,
+        last_accessed_at=timezone.now(),
+        last_read_by=request.actor[:200],
     )
     # A revived note is read (a root): what it holds comes back with it, as a restore's does.
     from memory.sleep.decay import HELD_BY_REVIVED, held_decayed

@@ -24,6 +24,7 @@ def test_owner_page_views_leave_access_counts_unchanged(owner_client, make_note)
         assert response.status_code == 200
     node.refresh_from_db()
     assert node.access_count == 0 and node.read_days == 0 and node.last_accessed_at is None
+    assert node.last_read_by == ""
     body = response.content.decode()
     assert "Look at me as often as you like." in body
     assert "home (made here)" in body and "unreviewed" in body and ">live<" in body
@@ -34,9 +35,9 @@ def test_the_node_page_says_what_holds_a_live_node(owner_client, make_note):
     child = make_note("Read by an agent.", days_old=40, origins=[{"id": origin.pk}])
     read(child.pk, actor="agent:scout")
     body = owner_client.get(f"/node/{origin.pk}/").content.decode()
-    assert f"#{child.pk}</a> (derived_from) ← read 1 time on 1 day" in body
+    assert f"#{child.pk}</a> (derived_from) ← read 1 time on 1 day, last by agent:scout" in body
     body = owner_client.get(f"/node/{child.pk}/").content.decode()
-    assert "It holds itself: read 1 time on 1 day." in body
+    assert "It holds itself: read 1 time on 1 day, last by agent:scout." in body
 
 
 def test_viewing_a_live_node_shows_its_body(owner_client, make_note):

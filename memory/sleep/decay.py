@@ -194,7 +194,7 @@ def keep(node_id: int, *, actor: str) -> Node:
         node = _node(node_id)
         if node.decayed_at is not None:
             raise Conflict(f"node {node_id} has decayed; restore it to keep it", code="decayed")
-        Node.objects.filter(pk=node_id).update(**access_fields(timezone.now()))
+        Node.objects.filter(pk=node_id).update(**access_fields(timezone.now(), actor))
         audit.record(EventKind.KEPT, node=node_id, actor=actor, reason="owner_keep")
     node.refresh_from_db()
     return node

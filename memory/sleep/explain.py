@@ -97,7 +97,10 @@ def root_reasons(ids: Iterable[int]) -> dict[int, list[str]]:
             why.append(str(trusts[node_id]))
         if node.access_count:
             reads, days = node.access_count, node.read_days
-            why.append(f"read {reads} time{'s' * (reads != 1)} on {days} day{'s' * (days != 1)}")
+            by = f", last by {node.last_read_by}" if node.last_read_by else ""
+            why.append(
+                f"read {reads} time{'s' * (reads != 1)} on {days} day{'s' * (days != 1)}{by}"
+            )
         if node_id in owned:
             why.append(owned[node_id])
         if node.created_at > now - timedelta(days=age):
