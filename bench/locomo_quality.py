@@ -49,6 +49,14 @@ GRID: dict[str, tuple[Any, ...]] = {
 Question = dict[str, Any]  # sample, question, evidence, category
 
 
+def searched_grid() -> dict[str, tuple[Any, ...]]:
+    """GRID, or the grid GROVE_BENCH_GRID names as JSON (e.g. '{"entity": [0, 0.3, 0.6]}':
+    those fields alone, every other at its default), for a trial of one tunable on the same
+    leave-one-conversation-out footing without the whole grid's minutes."""
+    text = os.environ.get("GROVE_BENCH_GRID")
+    return {k: tuple(v) for k, v in json.loads(text).items()} if text else GRID
+
+
 def locomo_path() -> Path:
     default = Path(settings.BASE_DIR).parent / "shared" / "data" / "locomo-dev.json"
     return Path(os.environ.get("GROVE_LOCOMO_PATH", str(default)))
@@ -117,6 +125,7 @@ def memoised() -> Iterator[None]:
         (rank, "fts_candidates"),
         (rank, "date_candidates"),
         (rank, "trigram_candidates"),
+        (rank, "_entity_neighbours"),
         (recall, "_vector_candidates"),
     ]
     by_id = [
@@ -205,13 +214,14 @@ def prepare_locomo() -> tuple[Path, list[Question]]:
 
 
 def grid() -> list[dict[str, Any]]:
-    """Every combination of GRID, the shipped defaults first (ties go to them)."""
+    """Every combination of the searched grid, the shipped defaults first (ties go to them)."""
     from memory import rank
 
-    names = list(GRID)
+    searched = searched_grid()
+    names = list(searched)
     shipped = {name: getattr(rank.WEIGHTS, name) for name in names}
     settings_ = [shipped]
-    for values in itertools.product(*GRID.values()):
+    for values in itertools.product(*searched.values()):
         setting = dict(zip(names, values, strict=True))
         if setting != shipped:
             settings_.append(setting)

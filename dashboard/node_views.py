@@ -20,6 +20,7 @@ from dashboard.graph import Neighbourhood, backlinks, neighbourhood
 from dashboard.graph_layout import render_svg
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
+from memory.entities import mentions_of
 from memory.errors import GroveError
 from memory.extract import extract
 from memory.models import Event, EventKind, Node, Trust
@@ -132,6 +133,7 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         root_refusal=can_root(node, trust_now),
         supersede_refusal=can_supersede(node, trust_now),
         near_questions=open_questions_near([node.pk]) if as_of is None else [],
+        entities=mentions_of([node.pk]).get(node.pk, []),
     )
     return render(request, "dashboard/node.html", context)
 

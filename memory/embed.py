@@ -4,7 +4,10 @@ The default, HashingEmbedder, needs no download and no fitting: scikit-learn's H
 (word unigrams + bigrams) projected to a dense space by a fixed-seed sparse random
 projection, which preserves cosine similarity in expectation (Achlioptas). Another embedder is
 chosen with the GROVE_EMBEDDER setting: a dotted path to a class taking `path` (a local model
-directory in GROVE_EMBEDDER_PATH, never downloaded) with `name`, `dim` and `embed` as below.
+directory in GROVE_EMBEDDER_PATH, never downloaded) with `name`, `dim` and `embed` as below;
+memory.static_model.Model2VecEmbedder reads a model2vec static model that way. A configured
+embedder that cannot load (EmbedderRefused: a missing or corrupt model) is logged and replaced
+by the hashing embedder, never a crash.
 Switching models re-embeds: vectors are keyed by model name and only the current model is read.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -22,6 +26,12 @@ from django.db import transaction
 from django.utils.module_loading import import_string
 
 from memory.models import Node, Vector
+
+logger = logging.getLogger(__name__)
+
+
+class EmbedderRefused(RuntimeError):
+    """A configured embedder cannot be used (its model is missing, unreadable or unfit)."""
 
 
 class Embedder(Protocol):
@@ -85,7 +95,15 @@ def normalise(matrix: np.ndarray) -> np.ndarray:
 def configured_embedder() -> Embedder:
     """The configured embedder (GROVE_EMBEDDER, GROVE_EMBEDDER_PATH), built once per process."""
     cls = import_string(settings.GROVE_EMBEDDER)
-    return cls(path=settings.GROVE_EMBEDDER_PATH)
+    try:
+        return cls(path=settings.GROVE_EMBEDDER_PATH)
+    except EmbedderRefused as exc:
+        logger.warning(
+            "embedder %s refused: %s; recall uses the hashing embedder",
+            settings.GROVE_EMBEDDER,
+            exc,
+        )
+        return HashingEmbedder()
 
 
 def get_embedder() -> Embedder:

@@ -302,6 +302,37 @@ class Vector(models.Model):
         return f"vector {self.model} #{self.node_id}"
 
 
+class MentionKind(models.TextChoices):
+    NAME = "name"
+    DATE = "date"
+    QUANTITY = "quantity"
+
+
+class Mention(models.Model):
+    """An entity a node's body names (memory/entities.py): derived from the immutable body by
+    sleep, so rebuildable; recall expands through the entities its best hits share."""
+
+    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="mentions")
+    entity = models.CharField(max_length=100)  # casefolded key: "eiffel tower", "7 may 2023"
+    kind = models.CharField(max_length=16, choices=MentionKind.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["node", "entity"], name="memory_mention_unique_node_entity"
+            ),
+            models.CheckConstraint(
+                condition=_choices_check("kind", MentionKind), name="memory_mention_kind_valid"
+            ),
+            models.CheckConstraint(condition=~Q(entity=""), name="memory_mention_entity_not_empty"),
+        ]
+        # Recall goes from an entity to the nodes naming it.
+        indexes = [models.Index(fields=["entity", "node"], name="memory_mention_entity_node")]
+
+    def __str__(self) -> str:
+        return f"#{self.node_id} mentions {self.entity}"
+
+
 class Event(models.Model):
     """The one audit log. Written only by memory/audit.py; append-only; never pruned."""
 

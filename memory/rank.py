@@ -6,7 +6,8 @@ Steps, each over what the caller may see:
   2. liveness and trust (now or as of T), so a decayed, sealed or rejected node neither ranks
      nor bridges;
   3. pseudo-relevance feedback: words shared by the best hits, searched again;
-  4. a one-hop expansion over edges between peers from the best seeds;
+  4. a one-hop expansion over edges between peers from the best seeds, and one through the
+     entities (names, dates, quantities: memory.entities) the seeds share with other nodes;
   5. recency weight (event clock) and the signer boost;
   6. diversity: a node whose parent (derived_from: a session, a file) already placed nodes
      above it gives way, so the top holds more than one session.
@@ -27,6 +28,7 @@ from django.utils import timezone
 
 from memory.clocks import recency_weight
 from memory.dates import date_candidates
+from memory.entities import shared as _entity_neighbours
 from memory.lexical import (
     fts_candidates,
     query_terms,
@@ -67,6 +69,8 @@ class Weights:
     diversity: float = 0.0
     date: float = 0.3
     seeds: int = 10
+    entity: float = 0.0
+    entity_cap: int = 10
 
 
 WEIGHTS = Weights()
@@ -130,7 +134,9 @@ def rank(
     fed: tuple[list[str], set[int]] = ([], set())
     if w.feedback and scores:
         fed = _feedback(scores, terms, vis, trusts, include_superseded)
-    via = _expand(scores, trusts, vis, include_superseded)
+    seeds = sorted(scores, key=scores.__getitem__, reverse=True)[: w.seeds]
+    via = _expand(seeds, scores, trusts, vis, include_superseded)
+    through = _entity_expand(seeds, scores, trusts, vis, include_superseded) if w.entity else {}
     ordered = sorted(scores, key=scores.__getitem__, reverse=True)[: max(limit * 3, 30)]
     rows = preview_rows(ordered)
     now = vis.as_of or timezone.now()
@@ -158,21 +164,52 @@ def rank(
             score=scores[i],
             trust=trusts[i],
             row=rows[i],
-            why=_reasons(i, lists, notes, via, signer=i in boosted),
+            why=_reasons(i, lists, notes, via, signer=i in boosted, entity=through.get(i)),
         )
         for i in chosen
     ]
 
 
 def _expand(
-    scores: dict[int, float], trusts: dict[int, str], vis: Visibility, include_superseded: bool
+    seeds: list[int],
+    scores: dict[int, float],
+    trusts: dict[int, str],
+    vis: Visibility,
+    include_superseded: bool,
 ) -> dict[int, tuple[int, str]]:
     """One hop over peer edges from the best WEIGHTS.seeds nodes: a neighbour inherits
     WEIGHTS.neighbour times half its best seed's score (max, not sum: many weak seeds are no
     evidence). Updates scores and trusts; returns neighbour -> (seed, edge kind)."""
-    w = WEIGHTS
-    seeds = sorted(scores, key=scores.__getitem__, reverse=True)[: w.seeds]
     neighbours = _neighbours(seeds, vis)
+    return _lift(seeds, neighbours, WEIGHTS.neighbour, scores, trusts, vis, include_superseded)
+
+
+def _entity_expand(
+    seeds: list[int],
+    scores: dict[int, float],
+    trusts: dict[int, str],
+    vis: Visibility,
+    include_superseded: bool,
+) -> dict[int, tuple[int, str]]:
+    """From the same seeds through the entities they name (memory.entities.shared, inside the
+    visibility; hubs named by more than WEIGHTS.entity_cap nodes skipped): another node naming
+    one inherits WEIGHTS.entity times half its best seed's score. Returns node -> (seed,
+    entity)."""
+    reached = _entity_neighbours(seeds, vis, cap=WEIGHTS.entity_cap)
+    return _lift(seeds, reached, WEIGHTS.entity, scores, trusts, vis, include_superseded)
+
+
+def _lift(
+    seeds: list[int],
+    neighbours: dict[int, list[tuple[int, str]]],
+    weight: float,
+    scores: dict[int, float],
+    trusts: dict[int, str],
+    vis: Visibility,
+    include_superseded: bool,
+) -> dict[int, tuple[int, str]]:
+    """Each reached node gains weight times half its best seed's score, once it passed
+    liveness (as of T) and trust; returns node -> (seed, what led there)."""
     reached = {n for ns in neighbours.values() for n, _ in ns} - set(trusts)
     if reached:
         # The neighbour query already kept to live nodes now; as of T, liveness is re-derived.
@@ -181,11 +218,11 @@ def _expand(
     lifted: dict[int, float] = {}
     via: dict[int, tuple[int, str]] = {}
     for seed in seeds:
-        for other, kind in neighbours.get(seed, ()):
-            gain = w.neighbour * scores[seed] / 2
+        for other, label in neighbours.get(seed, ()):
+            gain = weight * scores[seed] / 2
             if other in trusts and gain > lifted.get(other, 0.0):
                 lifted[other] = gain
-                via[other] = (seed, kind)
+                via[other] = (seed, label)
     for other, gain in lifted.items():
         scores[other] = scores.get(other, 0.0) + gain
     return via
@@ -220,6 +257,7 @@ def _reasons(
     via: dict[int, tuple[int, str]],
     *,
     signer: bool,
+    entity: tuple[int, str] | None = None,
 ) -> list[str]:
     """Short tags for why a node ranks: the lists it came from, the edge it came through."""
     reasons = []
@@ -237,6 +275,8 @@ def _reasons(
     if node_id in via:
         seed, kind = via[node_id]
         reasons.append(f"via #{seed} ({kind})")
+    if entity is not None:
+        reasons.append(f"entity: {entity[1]}")
     if signer:
         reasons.append("speaker named")
     return reasons

@@ -30,6 +30,7 @@ from memory.models import (
     ChainCheckpoint,
     Edge,
     Event,
+    Mention,
     Node,
     PendingCite,
     RecallLog,
@@ -44,6 +45,8 @@ MODELS: list[type[models.Model]] = [
     Node,
     Edge,
     Vector,
+    # Rebuildable like vectors, but moved: the SleepRun rows that follow say sleep found them.
+    Mention,
     Event,
     ChainCheckpoint,
     RecallLog,

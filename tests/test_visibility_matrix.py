@@ -28,10 +28,13 @@ from memory.sleep.decay import let_go
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import reject, seal
 
-SUBJECT = "Zephyrine cormorant ledger keeps the spare fuses."
+SUBJECT = "Zephyrine cormorant ledger keeps the spare fuses for Ottoline Brackwater."
 SUBJECT_QUERY = "zephyrine cormorant ledger"
 HIT = "The attic hatch key hangs by the boiler."
 HIT_QUERY = "attic hatch key"
+# Names the subject's entity (Ottoline Brackwater) and shares no word with the subject's query.
+SEEKER = "The periwinkle trowel went back to Ottoline Brackwater."
+SEEKER_QUERY = "periwinkle trowel"
 HOLDER = "agent:scout"
 RULES = ("domain", "as_of", "decayed", "sealed", "rejected", "superseded")
 STATE_RULES = ("decayed", "sealed", "rejected")
@@ -45,6 +48,7 @@ class World:
     hit: Node
     client: Any
     monkeypatch: pytest.MonkeyPatch
+    make: Callable[..., Node]
     agents: dict[tuple[str, ...], Agent] = field(default_factory=dict)
 
     def agent(self, domains: list[str]) -> Agent:
@@ -76,7 +80,7 @@ def world(make_note, root_note, client, monkeypatch) -> World:
             {"id": subject.pk, "relation": "cites"},
         ],
     )
-    return World(subject, hit, client, monkeypatch)
+    return World(subject, hit, client, monkeypatch, make_note)
 
 
 def hide(rule: str, world: World) -> dict[str, Any]:
@@ -129,6 +133,23 @@ def expansion(world: World, domains: list[str], as_of: str | None) -> str | None
     """The query finds only the hit; the subject can come back only as its lifted neighbour."""
     found = recall(HIT_QUERY, scope="both", domains=domains, as_of=as_of)
     assert _find(found, world.hit.pk) is not None
+    return _find(found, world.subject.pk)
+
+
+def entity(world: World, domains: list[str], as_of: str | None) -> str | None:
+    """The query finds only the seeker (personal, a day old); the subject can come back only
+    through the entity both name, with the entity expansion switched on (memory.rank)."""
+    from memory import rank
+    from memory.entities import record_mentions
+
+    if not Node.objects.filter(body=SEEKER).exists():
+        world.make(SEEKER, days_old=1)
+    record_mentions(after_id=0, limit=None)  # sleep's step; a node's rows are written once
+    with rank.using(entity=1.0):
+        found = recall(SEEKER_QUERY, scope="both", domains=domains, as_of=as_of)
+    assert [p["id"] for p in found][:1] == list(
+        Node.objects.filter(body=SEEKER).values_list("id", flat=True)
+    )
     return _find(found, world.subject.pk)
 
 
@@ -221,6 +242,7 @@ PATHS: dict[str, Callable[[World, list[str], str | None], str | None]] = {
     "full_text": full_text,
     "vector": vector,
     "expansion": expansion,
+    "entity": entity,
     "read": reading,
     "walk_open": walk_open,
     "walk_around": walk_around,

@@ -246,7 +246,7 @@ def _trigram(apps, schema_editor) -> None:
 class Migration(migrations.Migration):
     # After every table change (SQLite-style rebuilds elsewhere would not touch these, but the
     # checkpoint table must exist): the lead re-chains it after the last migration at merge.
-    dependencies = [("memory", "0010_last_read_by")]
+    dependencies = [("memory", "0008_trigram")]
 
     operations = [
         migrations.RunPython(

@@ -1,6 +1,7 @@
 """Sleep: the nightly protocol, one run at a time, each step batched and recorded (DESIGN.md).
 
-Steps, in order: semantic -> embed -> crosslink -> consolidate -> promote -> decay -> integrity.
+Steps, in order: semantic -> embed -> entities -> crosslink -> consolidate -> promote -> decay ->
+integrity.
 Each step commits in its own batches (a crash loses at most the batch in flight, and every flag
 commits with its event), takes at most `max_nodes` units of work, and is idempotent: re-running it
 after a crash redoes nothing twice.
@@ -31,6 +32,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from memory.embed import embed_missing, get_embedder
+from memory.entities import record_mentions
 from memory.errors import Conflict, Invalid
 from memory.integrity import run_checks
 from memory.models import Node, SleepRun, SleepStatus
@@ -40,7 +42,16 @@ from memory.sleep.decay import decay
 from memory.sleep.promote import promote
 from memory.sleep.semantic import refresh_semantic
 
-STEPS = ("semantic", "embed", "crosslink", "consolidate", "promote", "decay", "integrity")
+STEPS = (
+    "semantic",
+    "embed",
+    "entities",
+    "crosslink",
+    "consolidate",
+    "promote",
+    "decay",
+    "integrity",
+)
 STALE_SECONDS = settings.GROVE_SLEEP_STALE_SECONDS
 SCHEDULE_NAME = "grove-sleep"
 WORKER_KEY = "_worker"
@@ -160,6 +171,13 @@ def _embed(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
     return {"count": made, "model": name, "through_id": through, "complete": missing() == 0}
 
 
+def _entities(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+    after = last_mark("entities", "through_id")
+    if dry_run:
+        return {"count": Node.objects.filter(pk__gt=after).count(), "through_id": after}
+    return record_mentions(after_id=after, limit=limit)
+
+
 def _crosslink(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
     after = last_mark("crosslink", "through_id", model=get_embedder().name)
     return crosslink(after_id=after, limit=limit, dry_run=dry_run, beat=beat)
@@ -188,6 +206,7 @@ def _integrity(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> d
 _STEP_FUNCS: dict[str, Callable[[int | None, bool, Callable[..., None]], dict]] = {
     "semantic": refresh_semantic,
     "embed": _embed,
+    "entities": _entities,
     "crosslink": _crosslink,
     "consolidate": _consolidate,
     "promote": _promote,

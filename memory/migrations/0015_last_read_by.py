@@ -10,7 +10,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0008_trigram"),
+        ("memory", "0014_entities"),
     ]
 
     operations = [
