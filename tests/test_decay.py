@@ -341,3 +341,26 @@ def test_the_sweep_rechecks_under_the_lock(make_note, lone):
         edge_mark=found.edge_mark,
     )
     assert done == [] and not is_decayed(node) and not is_decayed(held)
+
+
+def test_pending_now_and_soon_equal_two_independent_marks(make_note, lone):
+    lone("Old, nothing holds it.", days_old=40)
+    held = lone("Old, held by a note ten days old.", days_old=40)
+    make_note(
+        "Ten days old: holds the page four more days.", days_old=10, origins=[{"id": held.pk}]
+    )
+    lone("Eligible in two days.", days_old=12)
+    lone("Young for a while yet.", days_old=1)
+    now = timezone.now()
+    at_now = set(mark(now - timedelta(days=14)).garbage.tolist())
+    later = set(mark(now - timedelta(days=14 - 5)).garbage.tolist())
+    assert at_now and len(later - at_now) == 3  # the fixture: the two lists differ
+    items = pending_decays(within_days=5, now=now)
+    assert {i["id"] for i in items if i["eligible_now"]} == at_now
+    assert {i["id"] for i in items if not i["eligible_now"]} == later - at_now
+
+
+def test_pending_decays_within_days_filters_by_domain(lone):
+    lone("Work page, eligible now.", days_old=20, domain="work")
+    home = lone("Home page, eligible in two days.", days_old=12, domain="personal")
+    assert [i["id"] for i in pending_decays(within_days=5, domains=["personal"])] == [home.pk]

@@ -336,6 +336,31 @@ def test_the_queue_shows_the_oldest_page_and_says_how_many_wait(
     assert "Showing 1–1 of 2, oldest first" in response.content.decode()
 
 
+def test_pending_decays_lists_are_two_independent_marks(owner_client, make_note, lonely, almost):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.sleep.reach import mark
+
+    make_note("Holds its origin for another day.", days_old=13, origins=[{"id": lonely.pk}])
+    clipping = make_note(
+        "An old clipping.",
+        kind="internet",
+        jurisdiction="wild",
+        origins=[],
+        source="x.org",
+        days_old=30,
+    )
+    response = owner_client.get("/review/decays/?within=5")
+    now = timezone.now()
+    at_now = set(mark(now - timedelta(days=14)).garbage.tolist())
+    later = set(mark(now - timedelta(days=9)).garbage.tolist())
+    assert at_now == {clipping.pk} and len(later) == 4  # the held origin is in "soon"
+    assert {r["id"] for r in response.context["now_rows"]} == at_now
+    assert {r["id"] for r in response.context["soon_rows"]} == later - at_now
+
+
 def test_pending_decays_shows_the_most_eligible_page_and_says_so(
     owner_client, make_note, monkeypatch
 ):

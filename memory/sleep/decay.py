@@ -17,7 +17,7 @@ node and everything it holds that had decayed, and a restore is the owner's keep
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -102,12 +102,6 @@ def decay(
     return result
 
 
-def _created(value: datetime | str) -> datetime:
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value.replace(tzinfo=UTC) if timezone.is_naive(value) else value
-
-
 def _release_days(later: reach.Mark, created: dict[int, datetime], now: datetime, age: float):
     """Days until each node of `later.garbage` is unheld: its own age reaching `age`, and every
     holder released first (a node lives while any holder does). Holders-first order makes one
@@ -124,6 +118,53 @@ def _release_days(later: reach.Mark, created: dict[int, datetime], now: datetime
     return until
 
 
+def _created_at(ids: list[int]) -> dict[int, datetime]:
+    created: dict[int, datetime] = {}
+    for start in range(0, len(ids), 900):
+        rows = Node.objects.filter(pk__in=ids[start : start + 900]).values_list("id", "created_at")
+        created.update(rows)
+    return created
+
+
+def _in_domains(ids: list[int], domains: list[str] | None, limit: int | None) -> list[int]:
+    """`ids` (in their order) whose node is in `domains`, the first `limit` of them: read a
+    chunk at a time, so a page asking for 50 reads about 50, not every pending node."""
+    if domains is None:
+        return ids[:limit]
+    found: list[int] = []
+    for start in range(0, len(ids), 900):
+        chunk = ids[start : start + 900]
+        inside = set(
+            Node.objects.filter(pk__in=chunk, domain__in=domains).values_list("id", flat=True)
+        )
+        found += [i for i in chunk if i in inside]
+        if limit is not None and len(found) >= limit:
+            return found[:limit]
+    return found
+
+
+def _ranked(
+    at_now: reach.Mark,
+    later: reach.Mark,
+    *,
+    now: datetime,
+    age: float,
+    domains: list[str] | None,
+    limit: int | None,
+) -> tuple[list[int], list[int], dict[int, float]]:
+    """Eligible now (oldest id first) and the rest of `later` by days until eligible, at most
+    `limit` in all, with the days of each. The days need every later node's creation time, so
+    they are computed only when the eligible-now nodes leave room under `limit`."""
+    eligible = _in_domains(at_now.garbage.tolist(), domains, limit)
+    if later is at_now or (limit is not None and len(eligible) >= limit):
+        return eligible, [], {}
+    until = _release_days(later, _created_at(later.garbage.tolist()), now, age)
+    soon = later.garbage[~np.isin(later.garbage, at_now.garbage)].tolist()
+    soon.sort(key=lambda i: (until[i], i))
+    room = None if limit is None else limit - len(eligible)
+    return eligible, _in_domains(soon, domains, room), until
+
+
 def pending_decays(
     *,
     within_days: float = 0,
@@ -132,7 +173,8 @@ def pending_decays(
     now: datetime | None = None,
 ) -> list[dict]:
     """What a sweep would collect now, and what it will collect within `within_days` if nobody
-    reads, keeps or links anything: derived on each call (two marks), never stored. Store clock.
+    reads, keeps or links anything: derived on each call (two marks from one read of the graph,
+    reach.marks), never stored. Store clock.
 
     Each item: id, kind, domain, excerpt, created_at, age_days, eligible_now,
     days_until_eligible, and why (phrases saying why nothing holds it). Eligible now first
@@ -140,42 +182,41 @@ def pending_decays(
     """
     now = now or timezone.now()
     age = settings.GROVE_DECAY_MIN_AGE_DAYS
-    at_now = reach.mark(now - timedelta(days=age))
-    later = reach.mark(now - timedelta(days=age - within_days)) if within_days > 0 else at_now
-    qs = Node.objects.filter(decayed_at__isnull=True)
-    if domains is not None:
-        qs = qs.filter(domain__in=list(domains))
-    created: dict[int, datetime] = {}
-    ids = later.garbage.tolist()
-    for start in range(0, len(ids), 900):
-        rows = qs.filter(pk__in=ids[start : start + 900]).values_list("id", "created_at")
-        created.update((i, _created(c)) for i, c in rows)
-    until = _release_days(later, created, now, age) if within_days > 0 else {}
-    now_set = set(at_now.garbage.tolist())
-    ranked = sorted(created, key=lambda i: (0.0 if i in now_set else until.get(i, 0.0), i))
-    ranked = ranked[:limit] if limit is not None else ranked
-    nodes = Node.objects.in_bulk(ranked)
-    found = []
-    for node_id in ranked:
-        node, days = nodes[node_id], 0.0 if node_id in now_set else until.get(node_id, 0.0)
-        found.append(
+    cutoffs = [now - timedelta(days=age)]
+    if within_days > 0:
+        cutoffs.append(now - timedelta(days=age - within_days))
+    found = reach.marks(cutoffs)
+    at_now, later = found[0], found[-1]
+    chosen = None if domains is None else list(domains)
+    eligible, soon, until = _ranked(at_now, later, now=now, age=age, domains=chosen, limit=limit)
+    nodes = Node.objects.in_bulk([*eligible, *soon])
+    rows, now_ids = [], set(eligible)
+    for node_id in [*eligible, *soon]:
+        node, eligible_now = nodes[node_id], node_id in now_ids
+        rows.append(
             {
                 "id": node_id,
                 "kind": node.kind,
                 "domain": node.domain,
                 "excerpt": node.body[:160],
-                "created_at": created[node_id].isoformat(),
-                "age_days": round((now - created[node_id]).total_seconds() / 86400, 1),
-                "eligible_now": node_id in now_set,
-                "days_until_eligible": round(days, 1),
+                "created_at": node.created_at.isoformat(),
+                "age_days": round((now - node.created_at).total_seconds() / 86400, 1),
+                "eligible_now": eligible_now,
+                "days_until_eligible": round(0.0 if eligible_now else until[node_id], 1),
             }
         )
-    why = why_rows([int(r["id"]) for r in found], now_garbage=at_now.garbage)
-    for row in found:
+    why = why_rows([int(r["id"]) for r in rows], now_garbage=at_now.garbage)
+    for row in rows:
         age_days = float(row["age_days"])
         young = [f"young: {age_days} of {age} days"] if age_days < age else []
         row["why"] = ["not read", f"{age_days:.0f} days old", *young, *why[int(row["id"])]]
-    return found
+    return rows
+
+
+def pending_count(*, now: datetime | None = None) -> int:
+    """How many nodes a sweep would collect now (one mark; nothing else read). Store clock."""
+    now = now or timezone.now()
+    return len(reach.mark(now - timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)).garbage)
 
 
 def _node(node_id: int) -> Node:
