@@ -57,25 +57,35 @@ def _instant(value: datetime | str | None) -> str | None:
     return (value.replace(tzinfo=UTC) if value.tzinfo is None else value).isoformat()
 
 
+# The columns snapshots_from_rows reads, after the node id: a caller that has just changed
+# the nodes reads them back in the same statement (UPDATE ... RETURNING id, SNAPSHOT_COLUMNS).
+SNAPSHOT_COLUMNS = ", ".join(_SNAPSHOT_FIELDS)
+
+
+def snapshots_from_rows(rows: list[tuple]) -> dict[int, dict[str, Any]]:
+    """snapshot() of each raw row (id, SNAPSHOT_COLUMNS...), by node id: the ORM's per-field
+    converters cost more than the rest of a sweep (tests/test_audit_many.py holds them equal)."""
+    found: dict[int, dict[str, Any]] = {}
+    for node_id, *values in rows:
+        row = dict(zip(_SNAPSHOT_FIELDS, values, strict=True))
+        for key in _TIMES:
+            row[key] = _instant(row[key])
+        row["permanent"] = bool(row["permanent"])
+        found[node_id] = _snapshot_row(row)
+    return found
+
+
 def _snapshots(node_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """snapshot() of many nodes, read raw: the ORM's per-field converters cost more than the
-    rest of a sweep (tests/test_audit_many.py holds the two equal)."""
+    """snapshot() of many nodes, one raw SELECT per 900 ids."""
     found: dict[int, dict[str, Any]] = {}
     for start in range(0, len(node_ids), 900):
         chunk = node_ids[start : start + 900]
         marks = ",".join(["%s"] * len(chunk))
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT id, {', '.join(_SNAPSHOT_FIELDS)} FROM memory_node WHERE id IN ({marks})",
-                chunk,
+                f"SELECT id, {SNAPSHOT_COLUMNS} FROM memory_node WHERE id IN ({marks})", chunk
             )
-            rows = cursor.fetchall()
-        for node_id, *values in rows:
-            row = dict(zip(_SNAPSHOT_FIELDS, values, strict=True))
-            for key in _TIMES:
-                row[key] = _instant(row[key])
-            row["permanent"] = bool(row["permanent"])
-            found[node_id] = _snapshot_row(row)
+            found.update(snapshots_from_rows(cursor.fetchall()))
     return found
 
 
@@ -191,8 +201,11 @@ def record_many(
     related: dict[int, int] | None = None,
     detail: dict[str, Any] | None = None,
     at=None,
+    snapshots: dict[int, dict[str, Any]] | None = None,
 ) -> int:
-    """Append one event per node, snapshotting all of them with one raw SELECT per 900 ids.
+    """Append one event per node, snapshotting all of them with one raw SELECT per 900 ids, or
+    taking `snapshots` (node id -> snapshots_from_rows) that the caller read in this transaction
+    with the change itself.
 
     The bulk twin of record() for sleep's set-based steps: same rules (inside the caller's
     transaction, on its connection, so each flag and its event commit together), but never for
@@ -210,7 +223,7 @@ def record_many(
     extra_text = json.dumps(extra)
     rows = []
     prev = tail_hash()
-    snaps = _snapshots(node_ids)
+    snaps = _snapshots(node_ids) if snapshots is None else snapshots
     for node_id in node_ids:
         snap = snaps.get(node_id, {})
         prev = event_digest(

@@ -8,6 +8,7 @@ import time_machine
 from django.db import connection
 from django.utils import timezone
 
+from memory.audit import snapshot
 from memory.errors import Conflict
 from memory.models import Edge, Event, Node
 from memory.questions import answer, plant_question
@@ -68,6 +69,8 @@ def test_it_decays_an_old_unread_unlinked_node_as_unreachable_and_snapshots_it(l
     assert event.reason == "unreachable" and event.actor == "sleep"
     assert event.snapshot["excerpt"] == "An old page nobody read."
     assert event.snapshot["access_count"] == 0 and "created_at" in event.snapshot
+    # The row the UPDATE returned is the node as it now is, as audit.snapshot reads it.
+    assert event.snapshot == snapshot(node.pk) and event.snapshot["decayed_at"]
 
 
 def test_a_chain_is_collected_once_nothing_holds_it(make_note, lone):

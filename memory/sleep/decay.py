@@ -46,7 +46,8 @@ def _min_age(days: float | None) -> float:
 
 def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int) -> list[int]:
     """Flag one batch and write its events in one transaction (BEGIN IMMEDIATE holds the write
-    lock): a node read, kept, restored, rooted or newly held since the mark is spared."""
+    lock): a node read, kept, restored, rooted or newly held since the mark is spared. The
+    UPDATE returns each flagged row as it now is: that is its event's snapshot."""
     now = timezone.now()
     marks = ",".join(["%s"] * len(ids))
     with transaction.atomic():
@@ -61,12 +62,18 @@ def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int)
                     AND NOT EXISTS (SELECT 1 FROM memory_edge e
                         WHERE e.to_node_id = memory_node.id AND e.id > %s
                         AND e.kind IN ({reach.HOLDING_SQL}))
-                    RETURNING id""",
+                    RETURNING id, {audit.SNAPSHOT_COLUMNS}""",
                 [db_time(now), *ids, db_time(cutoff), db_time(since), edge_mark],
             )
-            done = sorted(row[0] for row in cursor.fetchall())
+            snapshots = audit.snapshots_from_rows(cursor.fetchall())
+        done = sorted(snapshots)
         audit.record_many(
-            EventKind.DECAYED, done, actor=ACTOR, reason=DecayReason.UNREACHABLE, at=now
+            EventKind.DECAYED,
+            done,
+            actor=ACTOR,
+            reason=DecayReason.UNREACHABLE,
+            at=now,
+            snapshots=snapshots,
         )
     return done
 
