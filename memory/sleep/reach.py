@@ -157,10 +157,11 @@ def marks(cutoffs: Sequence[datetime]) -> list[Mark]:
     if not len(ids):
         empty = np.empty(0, dtype=np.int64)
         return [Mark(ids, ids, (empty, empty), top) for _ in cutoffs]
-    live = _folded("id", "FROM memory_node WHERE decayed_at IS NULL")
-    size = int(max(ids.max(), src.max() if len(src) else 0, live.max())) + 2
-    # Only live holders hold; only edges into a node that could be garbage matter.
-    keep = _mask(live, size)[src] & _mask(ids, size)[dst]
+    size = int(max(ids.max(), src.max() if len(src) else 0)) + 2
+    # Only live holders hold: the decayed are read (a covered index range, like the live, but
+    # fewer in all but the most forgetful memories). Only edges into possible garbage matter.
+    decayed = _folded("id", "FROM memory_node WHERE decayed_at IS NOT NULL")
+    keep = ~_mask(decayed[decayed < size], size)[src] & _mask(ids, size)[dst]
     src, dst = src[keep], dst[keep]
     return [_bfs(ids[at], src, dst, top, size) for at in old]
 
