@@ -196,9 +196,10 @@ def pending_decays(
     at_now, later = found[0], found[-1]
     chosen = None if domains is None else list(domains)
     eligible, soon, until = _ranked(at_now, later, now=now, age=age, domains=chosen, limit=limit)
-    nodes = Node.objects.in_bulk([*eligible, *soon])
+    # Live only: a node the sweep or the owner decayed since the mark is no longer pending.
+    nodes = Node.objects.filter(decayed_at__isnull=True).in_bulk([*eligible, *soon])
     rows, now_ids = [], set(eligible)
-    for node_id in [*eligible, *soon]:
+    for node_id in [i for i in [*eligible, *soon] if i in nodes]:
         node, eligible_now = nodes[node_id], node_id in now_ids
         rows.append(
             {
