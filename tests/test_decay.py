@@ -367,3 +367,18 @@ def test_pending_decays_within_days_filters_by_domain(lone):
     lone("Work page, eligible now.", days_old=20, domain="work")
     home = lone("Home page, eligible in two days.", days_old=12, domain="personal")
     assert [i["id"] for i in pending_decays(within_days=5, domains=["personal"])] == [home.pk]
+
+
+def test_one_read_marks_each_cutoff_as_its_own_mark_does(make_note, lone, monkeypatch):
+    from memory.sleep import reach
+
+    held = lone("Old, held by a note ten days old.", days_old=40)
+    make_note("Ten days old.", days_old=10, origins=[{"id": held.pk}])
+    lone("Twelve days old.", days_old=12)
+    now = timezone.now()
+    cutoffs = [now - timedelta(days=14), now - timedelta(days=9)]
+    alone = [set(mark(c).garbage.tolist()) for c in cutoffs]
+    assert alone[0] != alone[1]
+    assert [set(m.garbage.tolist()) for m in reach.marks(cutoffs)] == alone
+    monkeypatch.setattr(reach, "_PAIR", 1)  # ids too big to pack: the edges load row by row
+    assert [set(m.garbage.tolist()) for m in reach.marks(cutoffs)] == alone
