@@ -382,3 +382,15 @@ def test_one_read_marks_each_cutoff_as_its_own_mark_does(make_note, lone, monkey
     assert [set(m.garbage.tolist()) for m in reach.marks(cutoffs)] == alone
     monkeypatch.setattr(reach, "_PAIR", 1)  # ids too big to pack: the edges load row by row
     assert [set(m.garbage.tolist()) for m in reach.marks(cutoffs)] == alone
+
+
+def test_the_sweep_spares_a_node_the_owner_restored_since_the_mark(lone):
+    node = lone("Let go and restored between mark and sweep.", days_old=40)
+    found = mark(timezone.now() - timedelta(days=14))
+    assert node.pk in found.garbage.tolist()
+    let_go(node.pk, actor="owner")
+    restore(node.pk, actor="owner")
+    cutoff = timezone.now() - timedelta(days=14)
+    since = timezone.now() - timedelta(minutes=1)
+    done = _sweep([node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark)
+    assert done == [] and not is_decayed(node)
