@@ -126,7 +126,7 @@ def run(sizes: list[int]) -> str:
         "",
         "| nodes | full sleep | incremental | decay step in the full sleep (collected) | "
         "decay again on the slept graph | semantic step (opt-in) | peak RSS | steps (full) |",
-        "|---:|---:|---:|---:|---:|---:|---|",
+        "|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for n in sizes:
         path = fresh_graph(n, "sleep")

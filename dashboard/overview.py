@@ -86,11 +86,11 @@ PENDING_CAP = 100
 
 
 def pending_decay_count() -> int:
-    """How many nodes the decay sweep collects now, counted up to PENDING_CAP + 1 (the page says
-    "100+"): the overview needs "something is waiting", not a full scan of every unread node."""
-    from memory.sleep.decay import pending_decays
+    """How many nodes the decay sweep collects now, capped at PENDING_CAP + 1 (the page says
+    "100+"): one mark, without the pending page's rows and reasons."""
+    from memory.sleep.decay import pending_count
 
-    return len(pending_decays(within_days=0, limit=PENDING_CAP + 1))
+    return min(pending_count(), PENDING_CAP + 1)
 
 
 def latest_events(limit: int = 15) -> list[Any]:

@@ -8,6 +8,7 @@ link in the hash chain (memory/chain.py), computed from the tail read under the 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
@@ -39,6 +40,53 @@ def snapshot(node_id: int) -> dict[str, Any]:
     """What the node is right now, read on the caller's connection (inside its transaction)."""
     row = Node.objects.filter(pk=node_id).values(*_SNAPSHOT_FIELDS).first()
     return {} if row is None else _snapshot_row(row)
+
+
+_TIMES = frozenset(
+    ("last_accessed_at", "permanent_at", "decayed_at", "created_at", "referent_time")
+)
+
+
+def _instant(value: datetime | str | None) -> str | None:
+    """A raw datetime column as the ORM gives it back, in isoformat: SQLite holds naive UTC
+    (text, or a naive datetime through Django's registered converter), PostgreSQL is aware."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return (value.replace(tzinfo=UTC) if value.tzinfo is None else value).isoformat()
+
+
+# The columns snapshots_from_rows reads, after the node id: a caller that has just changed
+# the nodes reads them back in the same statement (UPDATE ... RETURNING id, SNAPSHOT_COLUMNS).
+SNAPSHOT_COLUMNS = ", ".join(_SNAPSHOT_FIELDS)
+
+
+def snapshots_from_rows(rows: list[tuple]) -> dict[int, dict[str, Any]]:
+    """snapshot() of each raw row (id, SNAPSHOT_COLUMNS...), by node id: the ORM's per-field
+    converters cost more than the rest of a sweep (tests/test_audit_many.py holds them equal)."""
+    found: dict[int, dict[str, Any]] = {}
+    for node_id, *values in rows:
+        row = dict(zip(_SNAPSHOT_FIELDS, values, strict=True))
+        for key in _TIMES:
+            row[key] = _instant(row[key])
+        row["permanent"] = bool(row["permanent"])
+        found[node_id] = _snapshot_row(row)
+    return found
+
+
+def _snapshots(node_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """snapshot() of many nodes, one raw SELECT per 900 ids."""
+    found: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(node_ids), 900):
+        chunk = node_ids[start : start + 900]
+        marks = ",".join(["%s"] * len(chunk))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, {SNAPSHOT_COLUMNS} FROM memory_node WHERE id IN ({marks})", chunk
+            )
+            found.update(snapshots_from_rows(cursor.fetchall()))
+    return found
 
 
 def _snapshot_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -153,8 +201,11 @@ def record_many(
     related: dict[int, int] | None = None,
     detail: dict[str, Any] | None = None,
     at=None,
+    snapshots: dict[int, dict[str, Any]] | None = None,
 ) -> int:
-    """Append one event per node, snapshotting all of them with one SELECT per 500 ids.
+    """Append one event per node, snapshotting all of them with one raw SELECT per 900 ids, or
+    taking `snapshots` (node id -> snapshots_from_rows) that the caller read in this transaction
+    with the change itself.
 
     The bulk twin of record() for sleep's set-based steps: same rules (inside the caller's
     transaction, on its connection, so each flag and its event commit together), but never for
@@ -172,28 +223,25 @@ def record_many(
     extra_text = json.dumps(extra)
     rows = []
     prev = tail_hash()
-    for start in range(0, len(node_ids), 500):
-        chunk = node_ids[start : start + 500]
-        found = Node.objects.filter(pk__in=chunk).values("id", *_SNAPSHOT_FIELDS)
-        snaps = {row.pop("id"): _snapshot_row(row) for row in found}
-        for node_id in chunk:
-            snap = snaps.get(node_id, {})
-            prev = event_digest(
-                prev=prev,
-                at=at,
-                kind=kind.value,
-                node_id=node_id,
-                actor=actor,
-                reason=reason,
-                related_node_id=related.get(node_id),
-                snapshot=snap,
-                detail=extra,
-                token_id=None,
-            )
-            rows.append(
-                (when, kind.value, node_id, actor, reason, related.get(node_id),
-                 json.dumps(snap), extra_text, prev)
-            )  # fmt: skip
+    snaps = _snapshots(node_ids) if snapshots is None else snapshots
+    for node_id in node_ids:
+        snap = snaps.get(node_id, {})
+        prev = event_digest(
+            prev=prev,
+            at=at,
+            kind=kind.value,
+            node_id=node_id,
+            actor=actor,
+            reason=reason,
+            related_node_id=related.get(node_id),
+            snapshot=snap,
+            detail=extra,
+            token_id=None,
+        )
+        rows.append(
+            (when, kind.value, node_id, actor, reason, related.get(node_id),
+             json.dumps(snap), extra_text, prev)
+        )  # fmt: skip
     # One prepared INSERT for all rows: the ORM's bulk_create spends ~0.2 ms a row preparing
     # fields, which made a sweep of 30k nodes take seconds (bench/sleep_bench.py). Each row is
     # chained to the one before it, from the tail read under the write lock.

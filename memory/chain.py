@@ -40,8 +40,17 @@ _BATCH = 2000
 FULL_EVERY = timedelta(days=7)
 
 
+_PLAIN = (str, int, bool, type(None))
+
+
 def canonical(value: Any) -> Any:
-    """The value as JSON will give it back (int keys become strings, tuples lists)."""
+    """The value as JSON will give it back (int keys become strings, tuples lists). A flat dict
+    of plain str / int / bool / None values (every snapshot) already is: it is returned as it
+    is, which spares a sweep two JSON passes per event."""
+    if isinstance(value, dict) and all(
+        type(k) is str and type(v) in _PLAIN for k, v in value.items()
+    ):
+        return value
     return json.loads(json.dumps(value, ensure_ascii=False))
 
 

@@ -8,6 +8,7 @@ import time_machine
 from django.db import connection
 from django.utils import timezone
 
+from memory.audit import snapshot
 from memory.errors import Conflict
 from memory.models import Edge, Event, Node
 from memory.questions import answer, plant_question
@@ -68,6 +69,8 @@ def test_it_decays_an_old_unread_unlinked_node_as_unreachable_and_snapshots_it(l
     assert event.reason == "unreachable" and event.actor == "sleep"
     assert event.snapshot["excerpt"] == "An old page nobody read."
     assert event.snapshot["access_count"] == 0 and "created_at" in event.snapshot
+    # The row the UPDATE returned is the node as it now is, as audit.snapshot reads it.
+    assert event.snapshot == snapshot(node.pk) and event.snapshot["decayed_at"]
 
 
 def test_a_chain_is_collected_once_nothing_holds_it(make_note, lone):
@@ -375,3 +378,53 @@ def test_a_revived_note_brings_back_what_it_holds(make_note, lone):
     revived = Event.objects.filter(kind="restored", node__in=[k, p])
     assert sorted(revived.values_list("reason", flat=True)) == ["held_by_revived"] * 2
     assert set(revived.values_list("related_node_id", flat=True)) == {g.pk}
+
+
+def test_pending_now_and_soon_equal_two_independent_marks(make_note, lone):
+    lone("Old, nothing holds it.", days_old=40)
+    held = lone("Old, held by a note ten days old.", days_old=40)
+    make_note(
+        "Ten days old: holds the page four more days.", days_old=10, origins=[{"id": held.pk}]
+    )
+    lone("Eligible in two days.", days_old=12)
+    lone("Young for a while yet.", days_old=1)
+    now = timezone.now()
+    at_now = set(mark(now - timedelta(days=14)).garbage.tolist())
+    later = set(mark(now - timedelta(days=14 - 5)).garbage.tolist())
+    assert at_now and len(later - at_now) == 3  # the fixture: the two lists differ
+    items = pending_decays(within_days=5, now=now)
+    assert {i["id"] for i in items if i["eligible_now"]} == at_now
+    assert {i["id"] for i in items if not i["eligible_now"]} == later - at_now
+
+
+def test_pending_decays_within_days_filters_by_domain(lone):
+    lone("Work page, eligible now.", days_old=20, domain="work")
+    home = lone("Home page, eligible in two days.", days_old=12, domain="personal")
+    assert [i["id"] for i in pending_decays(within_days=5, domains=["personal"])] == [home.pk]
+
+
+def test_one_read_marks_each_cutoff_as_its_own_mark_does(make_note, lone, monkeypatch):
+    from memory.sleep import reach
+
+    held = lone("Old, held by a note ten days old.", days_old=40)
+    make_note("Ten days old.", days_old=10, origins=[{"id": held.pk}])
+    lone("Twelve days old.", days_old=12)
+    now = timezone.now()
+    cutoffs = [now - timedelta(days=14), now - timedelta(days=9)]
+    alone = [set(mark(c).garbage.tolist()) for c in cutoffs]
+    assert alone[0] != alone[1]
+    assert [set(m.garbage.tolist()) for m in reach.marks(cutoffs)] == alone
+    monkeypatch.setattr(reach, "_PAIR", 1)  # ids too big to pack: the edges load row by row
+    assert [set(m.garbage.tolist()) for m in reach.marks(cutoffs)] == alone
+
+
+def test_the_sweep_spares_a_node_the_owner_restored_since_the_mark(lone):
+    node = lone("Let go and restored between mark and sweep.", days_old=40)
+    found = mark(timezone.now() - timedelta(days=14))
+    assert node.pk in found.garbage.tolist()
+    let_go(node.pk, actor="owner")
+    restore(node.pk, actor="owner")
+    cutoff = timezone.now() - timedelta(days=14)
+    since = timezone.now() - timedelta(minutes=1)
+    done = _sweep([node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark)
+    assert done == [] and not is_decayed(node)

@@ -250,8 +250,16 @@ def lonely(make_note):
 
 @pytest.fixture
 def almost(make_note, lonely):
-    """A note the sweep will collect in about 4 days."""
-    return make_note("A newer thought nobody read.", days_old=10)
+    """A page the sweep will collect in about 4 days (no origin: the root note has decayed, and
+    a new note may not derive from a decayed one)."""
+    return make_note(
+        "A newer thought nobody read.",
+        days_old=10,
+        origins=[],
+        kind="import",
+        jurisdiction="wild",
+        source="newer.md",
+    )
 
 
 def test_pending_decays_shows_now_and_soon_with_why(owner_client, lonely, almost):
@@ -334,6 +342,31 @@ def test_the_queue_shows_the_oldest_page_and_says_how_many_wait(
     response = owner_client.get("/review/")
     assert [item.node.pk for item in response.context["items"]] == [first.pk]
     assert "Showing 1–1 of 2, oldest first" in response.content.decode()
+
+
+def test_pending_decays_lists_are_two_independent_marks(owner_client, make_note, lonely, almost):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.sleep.reach import mark
+
+    make_note("Holds its origin for another day.", days_old=13, origins=[{"id": lonely.pk}])
+    clipping = make_note(
+        "An old clipping.",
+        kind="internet",
+        jurisdiction="wild",
+        origins=[],
+        source="x.org",
+        days_old=30,
+    )
+    response = owner_client.get("/review/decays/?within=5")
+    now = timezone.now()
+    at_now = set(mark(now - timedelta(days=14)).garbage.tolist())
+    later = set(mark(now - timedelta(days=9)).garbage.tolist())
+    assert at_now == {clipping.pk} and len(later) == 4  # the held origin is in "soon"
+    assert {r["id"] for r in response.context["now_rows"]} == at_now
+    assert {r["id"] for r in response.context["soon_rows"]} == later - at_now
 
 
 def test_pending_decays_shows_the_most_eligible_page_and_says_so(

@@ -17,7 +17,7 @@ node and everything it holds that had decayed, and a restore is the owner's keep
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -38,7 +38,11 @@ BATCH = 5000  # nodes per sweep transaction: few commits, each holding the lock 
 ACTOR = "sleep"
 HELD_BY_RESTORE = "held_by_restore"
 HELD_BY_REVIVED = "held_by_revived"  # the same words arrived again (memory/write.py)
-_OWNED = ", ".join(f"'{k.value}'" for k in (*CEREMONY_EVENT_KINDS, EventKind.KEPT))
+# Events since the mark that spare a node: one IN list, so SQLite seeks the (node_id, kind)
+# index and reads no event row (with an OR it read each node's arrival, ~1 KB, to test it).
+_SPARING = ", ".join(
+    f"'{k.value}'" for k in (*CEREMONY_EVENT_KINDS, EventKind.KEPT, EventKind.RESTORED)
+)
 
 
 def _min_age(days: float | None) -> float:
@@ -47,7 +51,8 @@ def _min_age(days: float | None) -> float:
 
 def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int) -> list[int]:
     """Flag one batch and write its events in one transaction (BEGIN IMMEDIATE holds the write
-    lock): a node read, kept, restored, rooted or newly held since the mark is spared."""
+    lock): a node read, kept, restored, rooted or newly held since the mark is spared. The
+    UPDATE returns each flagged row as it now is: that is its event's snapshot."""
     now = timezone.now()
     marks = ",".join(["%s"] * len(ids))
     with transaction.atomic():
@@ -58,16 +63,22 @@ def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int)
                     AND created_at <= %s
                     AND NOT EXISTS (SELECT 1 FROM memory_event a
                         WHERE a.node_id = memory_node.id AND a.at > %s
-                        AND (a.kind IN ({_OWNED}) OR a.kind = 'restored'))
+                        AND a.kind IN ({_SPARING}))
                     AND NOT EXISTS (SELECT 1 FROM memory_edge e
                         WHERE e.to_node_id = memory_node.id AND e.id > %s
                         AND e.kind IN ({reach.HOLDING_SQL}))
-                    RETURNING id""",
+                    RETURNING id, {audit.SNAPSHOT_COLUMNS}""",
                 [db_time(now), *ids, db_time(cutoff), db_time(since), edge_mark],
             )
-            done = sorted(row[0] for row in cursor.fetchall())
+            snapshots = audit.snapshots_from_rows(cursor.fetchall())
+        done = sorted(snapshots)
         audit.record_many(
-            EventKind.DECAYED, done, actor=ACTOR, reason=DecayReason.UNREACHABLE, at=now
+            EventKind.DECAYED,
+            done,
+            actor=ACTOR,
+            reason=DecayReason.UNREACHABLE,
+            at=now,
+            snapshots=snapshots,
         )
     return done
 
@@ -103,12 +114,6 @@ def decay(
     return result
 
 
-def _created(value: datetime | str) -> datetime:
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value.replace(tzinfo=UTC) if timezone.is_naive(value) else value
-
-
 def _release_days(later: reach.Mark, created: dict[int, datetime], now: datetime, age: float):
     """Days until each node of `later.garbage` is unheld: its own age reaching `age`, and every
     holder released first (a node lives while any holder does). Holders-first order makes one
@@ -125,6 +130,53 @@ def _release_days(later: reach.Mark, created: dict[int, datetime], now: datetime
     return until
 
 
+def _created_at(ids: list[int]) -> dict[int, datetime]:
+    created: dict[int, datetime] = {}
+    for start in range(0, len(ids), 900):
+        rows = Node.objects.filter(pk__in=ids[start : start + 900]).values_list("id", "created_at")
+        created.update(rows)
+    return created
+
+
+def _in_domains(ids: list[int], domains: list[str] | None, limit: int | None) -> list[int]:
+    """`ids` (in their order) whose node is in `domains`, the first `limit` of them: read a
+    chunk at a time, so a page asking for 50 reads about 50, not every pending node."""
+    if domains is None:
+        return ids[:limit]
+    found: list[int] = []
+    for start in range(0, len(ids), 900):
+        chunk = ids[start : start + 900]
+        inside = set(
+            Node.objects.filter(pk__in=chunk, domain__in=domains).values_list("id", flat=True)
+        )
+        found += [i for i in chunk if i in inside]
+        if limit is not None and len(found) >= limit:
+            return found[:limit]
+    return found
+
+
+def _ranked(
+    at_now: reach.Mark,
+    later: reach.Mark,
+    *,
+    now: datetime,
+    age: float,
+    domains: list[str] | None,
+    limit: int | None,
+) -> tuple[list[int], list[int], dict[int, float]]:
+    """Eligible now (oldest id first) and the rest of `later` by days until eligible, at most
+    `limit` in all, with the days of each. The days need every later node's creation time, so
+    they are computed only when the eligible-now nodes leave room under `limit`."""
+    eligible = _in_domains(at_now.garbage.tolist(), domains, limit)
+    if later is at_now or (limit is not None and len(eligible) >= limit):
+        return eligible, [], {}
+    until = _release_days(later, _created_at(later.garbage.tolist()), now, age)
+    soon = later.garbage[~np.isin(later.garbage, at_now.garbage)].tolist()
+    soon.sort(key=lambda i: (until[i], i))
+    room = None if limit is None else limit - len(eligible)
+    return eligible, _in_domains(soon, domains, room), until
+
+
 def pending_decays(
     *,
     within_days: float = 0,
@@ -133,7 +185,8 @@ def pending_decays(
     now: datetime | None = None,
 ) -> list[dict]:
     """What a sweep would collect now, and what it will collect within `within_days` if nobody
-    reads, keeps or links anything: derived on each call (two marks), never stored. Store clock.
+    reads, keeps or links anything: derived on each call (two marks from one read of the graph,
+    reach.marks), never stored. Store clock.
 
     Each item: id, kind, domain, excerpt, created_at, age_days, eligible_now,
     days_until_eligible, and why (phrases saying why nothing holds it). Eligible now first
@@ -141,42 +194,42 @@ def pending_decays(
     """
     now = now or timezone.now()
     age = settings.GROVE_DECAY_MIN_AGE_DAYS
-    at_now = reach.mark(now - timedelta(days=age))
-    later = reach.mark(now - timedelta(days=age - within_days)) if within_days > 0 else at_now
-    qs = Node.objects.filter(decayed_at__isnull=True)
-    if domains is not None:
-        qs = qs.filter(domain__in=list(domains))
-    created: dict[int, datetime] = {}
-    ids = later.garbage.tolist()
-    for start in range(0, len(ids), 900):
-        rows = qs.filter(pk__in=ids[start : start + 900]).values_list("id", "created_at")
-        created.update((i, _created(c)) for i, c in rows)
-    until = _release_days(later, created, now, age) if within_days > 0 else {}
-    now_set = set(at_now.garbage.tolist())
-    ranked = sorted(created, key=lambda i: (0.0 if i in now_set else until.get(i, 0.0), i))
-    ranked = ranked[:limit] if limit is not None else ranked
-    nodes = Node.objects.in_bulk(ranked)
-    found = []
-    for node_id in ranked:
-        node, days = nodes[node_id], 0.0 if node_id in now_set else until.get(node_id, 0.0)
-        found.append(
+    cutoffs = [now - timedelta(days=age)]
+    if within_days > 0:
+        cutoffs.append(now - timedelta(days=age - within_days))
+    found = reach.marks(cutoffs)
+    at_now, later = found[0], found[-1]
+    chosen = None if domains is None else list(domains)
+    eligible, soon, until = _ranked(at_now, later, now=now, age=age, domains=chosen, limit=limit)
+    # Live only: a node the sweep or the owner decayed since the mark is no longer pending.
+    nodes = Node.objects.filter(decayed_at__isnull=True).in_bulk([*eligible, *soon])
+    rows, now_ids = [], set(eligible)
+    for node_id in [i for i in [*eligible, *soon] if i in nodes]:
+        node, eligible_now = nodes[node_id], node_id in now_ids
+        rows.append(
             {
                 "id": node_id,
                 "kind": node.kind,
                 "domain": node.domain,
                 "excerpt": node.body[:160],
-                "created_at": created[node_id].isoformat(),
-                "age_days": round((now - created[node_id]).total_seconds() / 86400, 1),
-                "eligible_now": node_id in now_set,
-                "days_until_eligible": round(days, 1),
+                "created_at": node.created_at.isoformat(),
+                "age_days": round((now - node.created_at).total_seconds() / 86400, 1),
+                "eligible_now": eligible_now,
+                "days_until_eligible": round(0.0 if eligible_now else until[node_id], 1),
             }
         )
-    why = why_rows([int(r["id"]) for r in found], now_garbage=at_now.garbage)
-    for row in found:
+    why = why_rows([int(r["id"]) for r in rows], now_garbage=at_now.garbage)
+    for row in rows:
         age_days = float(row["age_days"])
         young = [f"young: {age_days} of {age} days"] if age_days < age else []
         row["why"] = ["not read", f"{age_days:.0f} days old", *young, *why[int(row["id"])]]
-    return found
+    return rows
+
+
+def pending_count(*, now: datetime | None = None) -> int:
+    """How many nodes a sweep would collect now (one mark; nothing else read). Store clock."""
+    now = now or timezone.now()
+    return len(reach.mark(now - timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)).garbage)
 
 
 def _node(node_id: int) -> Node:

@@ -18,13 +18,17 @@ end at a live candidate or start at a decayed node, and scipy.sparse.csgraph.bre
 runs one BFS from a virtual super-root joined to every root with such an edge: O(nodes + edges),
 in C, in one pass however long the chains. A recursive CTE does the same in SQL but re-probes
 the edge index once per node per level, and SQLite cannot stop it from revisiting nodes that
-two paths reach, so its cost grows with the paths, not the graph.
+two paths reach, so its cost grows with the paths, not the graph. The reads cost more than the
+BFS, so marks() reads once for several cutoffs (the pending page's "now" and "within N days"),
+and every membership test is a boolean array indexed by node id, not np.isin's sort.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
 
 import numpy as np
 from django.db import connection
@@ -47,24 +51,59 @@ HOLDING = (
 HOLDING_SQL = ", ".join(f"'{k.value}'" for k in HOLDING)
 PROTECTED_TRUST = frozenset({Trust.GROUND, Trust.PROPOSED, Trust.SEALED})
 OWNER_RESTORE = "owner_restore"
+_PAIR = 1 << 32  # an edge loads as one integer, holder * _PAIR + held, while ids fit
 _AUTHORITY = ", ".join(f"'{k.value}'" for k in CEREMONY_EVENT_KINDS)
 
 
-def _ids(sql: str, params: list | tuple = ()) -> np.ndarray:
+@dataclass(frozen=True)
+class Mark:
+    """One mark at a cutoff: the candidates, those a root reaches, and the rest (garbage)."""
+
+    candidates: np.ndarray
+    garbage: np.ndarray
+    edges: tuple[np.ndarray, np.ndarray]  # live holding edges into candidates
+    edge_mark: int
+
+
+def _rows(sql: str, params: list | tuple = (), *, width: int = 1) -> np.ndarray:
+    """The query's integer columns as an (n, width) int64 array (booleans read as 0/1)."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return np.fromiter((row[0] for row in cursor.fetchall()), dtype=np.int64)
+        rows = cursor.fetchall()
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=len(rows) * width)
+    return flat.reshape(-1, width)
 
 
-def candidates(cutoff: datetime) -> np.ndarray:
-    """Live nodes that are not roots at `cutoff` (created_at <= cutoff is old enough; store
-    clock), sorted. The partial index memory_node_decay_candidates holds exactly the first three
-    conditions; the roots by event or by question are few and subtracted afterwards."""
-    found = _ids(
-        """SELECT id FROM memory_node WHERE decayed_at IS NULL AND permanent = FALSE
-           AND access_count = 0 AND created_at <= %s""",
-        [db_time(cutoff)],
-    )
+def _folded(expr: str, rest: str, params: list | tuple = ()) -> np.ndarray:
+    """The integer `expr` over the rows of `rest` (FROM ... WHERE ...), folded by the database
+    into one comma-separated text that numpy parses in C: a row fetched at a time costs ~0.4 us
+    of Python objects, which made these loads 2-4x slower than the scans themselves."""
+    if connection.vendor == "postgresql":
+        folded = f"string_agg(({expr})::text, ',')"
+    else:
+        folded = f"group_concat({expr})"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {folded} {rest}", params)
+        text = cursor.fetchone()[0]
+    return np.fromstring(text or "", dtype=np.int64, sep=",")
+
+
+def _ids(sql: str, params: list | tuple = ()) -> np.ndarray:
+    return _rows(sql, params)[:, 0]
+
+
+def _mask(ids: np.ndarray, size: int) -> np.ndarray:
+    """A boolean array indexed by node id, true at `ids`: one lookup per element where np.isin
+    would sort both sides on every call."""
+    found = np.zeros(size, dtype=bool)
+    found[ids] = True
+    return found
+
+
+def _self_held(found: np.ndarray) -> np.ndarray:
+    """Of `found` (live, unread, not permanent), the roots by an event or as open questions:
+    ground, proposed or sealed; kept or restored by the owner. They are few, so they are read
+    apart and subtracted."""
     if not len(found):
         return found
     authority = _ids(f"SELECT DISTINCT node_id FROM memory_event WHERE kind IN ({_AUTHORITY})")
@@ -76,9 +115,81 @@ def candidates(cutoff: datetime) -> np.ndarray:
            OR (kind = %s AND reason = %s)""",
         [EventKind.KEPT, EventKind.RESTORED, OWNER_RESTORE],
     )
-    open_questions = open_question_ids()
-    drop = np.concatenate([np.array(protected, dtype=np.int64), owned, open_questions])
-    return found[~np.isin(found, drop)]
+    return np.concatenate([np.array(protected, dtype=np.int64), owned, open_question_ids()])
+
+
+def _false() -> str:
+    """FALSE as the partial index memory_node_decay_candidates spells it: SQLite uses a partial
+    index only when the query repeats its terms ("permanent" = 0; FALSE reads as a full scan of
+    the created_at index), PostgreSQL proves the implication either way but wants a boolean."""
+    return "FALSE" if connection.vendor == "postgresql" else "0"
+
+
+def _old_unread(cutoffs: Sequence[datetime]) -> tuple[np.ndarray, np.ndarray]:
+    """Live unread nodes that are not permanent and old enough at the latest of `cutoffs` (sorted
+    ids), and for each cutoff whether the node is old enough at it (one boolean row per cutoff).
+    One scan of the partial index memory_node_decay_candidates, which holds exactly these
+    conditions and the creation time."""
+    # One integer a node: its id, shifted, with one bit a cutoff ("old enough at it").
+    bits = " + ".join(
+        f"CASE WHEN created_at <= %s THEN {1 << i} ELSE 0 END" for i in range(len(cutoffs))
+    )
+    packed = _folded(
+        f"id * {1 << len(cutoffs)} + {bits}",
+        f"""FROM memory_node WHERE decayed_at IS NULL AND permanent = {_false()}
+            AND access_count = 0 AND created_at <= %s""",
+        [*(db_time(c) for c in cutoffs), db_time(max(cutoffs))],
+    )
+    packed.sort()  # the index gives them by age
+    old = np.array([(packed >> i) & 1 for i in range(len(cutoffs))], dtype=bool)
+    return packed >> len(cutoffs), old.reshape(len(cutoffs), -1)
+
+
+def marks(cutoffs: Sequence[datetime]) -> list[Mark]:
+    """One mark per cutoff (see mark), from one read of the nodes, events and holding edges:
+    the reads cost far more than a BFS, so a page asking "now and within N days" reads once."""
+    ids, old = _old_unread(cutoffs)
+    spared = _self_held(ids)
+    if len(spared):
+        kept = ~np.isin(ids, spared)
+        ids, old = ids[kept], old[:, kept]
+    src, dst, top = holding_edges()
+    if not len(ids):
+        empty = np.empty(0, dtype=np.int64)
+        return [Mark(ids, ids, (empty, empty), top) for _ in cutoffs]
+    size = int(max(ids.max(), src.max() if len(src) else 0)) + 2
+    # Only live holders hold: the decayed are read (a covered index range, like the live, but
+    # fewer in all but the most forgetful memories). Only edges into possible garbage matter.
+    decayed = _folded("id", "FROM memory_node WHERE decayed_at IS NOT NULL")
+    keep = ~_mask(decayed[decayed < size], size)[src] & _mask(ids, size)[dst]
+    src, dst = src[keep], dst[keep]
+    return [_bfs(ids[at], src, dst, top, size) for at in old]
+
+
+def _bfs(cands: np.ndarray, src: np.ndarray, dst: np.ndarray, top: int, size: int) -> Mark:
+    """One BFS from a virtual super-root joined to every root holding a candidate."""
+    is_cand = _mask(cands, size)
+    into = is_cand[dst]
+    src, dst = src[into], dst[into]
+    roots = np.flatnonzero(_mask(src[~is_cand[src]], size))  # sorted, each once
+    start = size - 1  # the virtual super-root; ids are below it
+    rows = np.concatenate([src, np.full(len(roots), start, dtype=np.int64)])
+    cols = np.concatenate([dst, roots])
+    # CSR built directly (row pointers from counts): the (row, col) form sorts and checks.
+    indptr = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=size), out=indptr[1:])
+    by_row = cols[np.argsort(rows, kind="stable")]
+    graph = csr_matrix((np.ones(len(rows), dtype=np.int8), by_row, indptr), shape=(size, size))
+    reached = breadth_first_order(graph, start, directed=True, return_predecessors=False)
+    return Mark(cands, cands[~_mask(reached, size)[cands]], (src, dst), top)
+
+
+def candidates(cutoff: datetime) -> np.ndarray:
+    """Live nodes that are not roots at `cutoff` (created_at <= cutoff is old enough; store
+    clock), sorted."""
+    ids, _old = _old_unread([cutoff])
+    spared = _self_held(ids)
+    return ids[~np.isin(ids, spared)] if len(spared) else ids
 
 
 def open_question_ids() -> np.ndarray:
@@ -96,65 +207,48 @@ def open_question_ids() -> np.ndarray:
 def holding_edges() -> tuple[np.ndarray, np.ndarray, int]:
     """Every holding edge as (holder ids, held ids), and the highest edge id seen (the sweep
     spares a node that a newer edge holds)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT from_node_id, to_node_id FROM memory_edge WHERE kind IN ({HOLDING_SQL})"
-        )
-        rows = np.array(cursor.fetchall(), dtype=np.int64).reshape(-1, 2)
-        cursor.execute("SELECT COALESCE(MAX(id), 0) FROM memory_edge")
-        top = cursor.fetchone()[0]
+    # The mark first: an edge the load misses is then newer than it, and the sweep spares what
+    # it holds.
+    top = int(_ids("SELECT COALESCE(MAX(id), 0) FROM memory_edge")[0])
+    where = f"FROM memory_edge WHERE kind IN ({HOLDING_SQL})"
+    if int(_ids("SELECT COALESCE(MAX(id), 0) FROM memory_node")[0]) < _PAIR:
+        pairs = _folded(f"from_node_id * {_PAIR} + to_node_id", where)
+        return pairs // _PAIR, pairs % _PAIR, top
+    rows = _rows(f"SELECT from_node_id, to_node_id {where}", width=2)
     return rows[:, 0], rows[:, 1], top
-
-
-@dataclass(frozen=True)
-class Mark:
-    """One mark at a cutoff: the candidates, those a root reaches, and the rest (garbage)."""
-
-    candidates: np.ndarray
-    garbage: np.ndarray
-    edges: tuple[np.ndarray, np.ndarray]  # live holding edges into candidates
-    edge_mark: int
 
 
 def mark(cutoff: datetime) -> Mark:
     """Mark from all roots at once (see the module docstring); a node is garbage when it is a
     candidate at `cutoff` and no root reaches it. Store clock only."""
-    cands = candidates(cutoff)
-    src, dst, top = holding_edges()
-    if not len(cands):
-        empty = np.empty(0, dtype=np.int64)
-        return Mark(cands, cands, (empty, empty), top)
-    live = _ids("SELECT id FROM memory_node WHERE decayed_at IS NULL")
-    keep = np.isin(dst, cands) & np.isin(src, live)
-    src, dst = src[keep], dst[keep]
-    roots = np.unique(src[~np.isin(src, cands)])
-    size = int(max(cands.max(), src.max() if len(src) else 0)) + 2
-    start = size - 1  # the virtual super-root
-    rows = np.concatenate([src, np.full(len(roots), start, dtype=np.int64)])
-    cols = np.concatenate([dst, roots])
-    graph = csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(size, size))
-    reached = breadth_first_order(graph, start, directed=True, return_predecessors=False)
-    return Mark(cands, cands[~np.isin(cands, reached)], (src, dst), top)
+    return marks([cutoff])[0]
 
 
 def holders_first(garbage: np.ndarray, edges: tuple[np.ndarray, np.ndarray]) -> list[int]:
     """The garbage ordered so that a node comes after every garbage node holding it (levels of
-    Kahn's algorithm, one numpy pass per level). A sweep cut short by its work cap then leaves
-    live only nodes whose holders are gone, never a live holder of a decayed node. Nodes on a
-    holding cycle (rare: derived_from cannot cycle) come last, oldest id first."""
+    Kahn's algorithm, each level in id order, one numpy pass per level). A sweep cut short by
+    its work cap then leaves live only nodes whose holders are gone, never a live holder of a
+    decayed node. Nodes on a holding cycle (rare: derived_from cannot cycle) come last, oldest
+    id first."""
+    if not len(garbage):
+        return []
     src, dst = edges
-    inside = np.isin(src, garbage) & np.isin(dst, garbage)
+    size = int(max(garbage.max(), src.max() if len(src) else 0)) + 1
+    is_garbage = _mask(garbage, size)
+    inside = is_garbage[src] & is_garbage[dst]
     src, dst = src[inside], dst[inside]
+    holders = np.bincount(dst, minlength=size)  # garbage holders left, per node
     left = np.sort(garbage)
-    order: list[int] = []
+    order: list[np.ndarray] = []
     while len(left):
-        held = np.isin(left, dst)
-        level = left[~held]
+        free = holders[left] == 0
+        level = left[free]
         if not len(level):
-            order += left.tolist()
+            order.append(left)
             break
-        order += level.tolist()
-        gone = np.isin(src, level)
+        order.append(level)
+        gone = _mask(level, size)[src]
+        holders -= np.bincount(dst[gone], minlength=size)
         src, dst = src[~gone], dst[~gone]
-        left = left[held]
-    return order
+        left = left[~free]
+    return np.concatenate(order).tolist()
