@@ -15,3 +15,23 @@ def test_no_protected_node_is_ever_decayed_on_a_short_run(transactional_db):
     runs = list(SleepRun.objects.values_list("steps", flat=True))
     assert len(runs) == 12
     assert all(steps["integrity"]["count"] == 0 for steps in runs)
+
+
+def _outcome(months: list) -> list[tuple[int, ...]]:
+    return [(m.arrived, m.live, m.decayed, m.permanent, m.regret, m.hits, m.needs) for m in months]
+
+
+def test_a_threshold_resumed_from_keep_everythings_snapshot_equals_a_run_from_day_0(
+    transactional_db, tmp_path
+):
+    # "reach N d" starts from keep-everything's day-N snapshot in the bench: nothing is N days
+    # old before then, so both must give the same months as a run from day 0.
+    fork = tmp_path / "day-3.sqlite3"
+    keep = simulate("keep everything", days=7, scale=0.3, path=tmp_path / "keep.sqlite3",
+                    snapshots={3: fork})  # fmt: skip
+    resumed = simulate("reach 3 d", days=7, scale=0.3, path=tmp_path / "r.sqlite3", resume=fork)
+    fresh = simulate("reach 3 d", days=7, scale=0.3, path=tmp_path / "f.sqlite3")
+    assert fork.exists()
+    assert sum(m.decayed for m in fresh) > 0  # the threshold collected after the fork
+    assert _outcome(resumed) == _outcome(fresh)
+    assert _outcome(resumed) != _outcome(keep)
