@@ -35,3 +35,21 @@ def test_a_threshold_resumed_from_keep_everythings_snapshot_equals_a_run_from_da
     assert sum(m.decayed for m in fresh) > 0  # the threshold collected after the fork
     assert _outcome(resumed) == _outcome(fresh)
     assert _outcome(resumed) != _outcome(keep)
+
+
+def test_the_default_is_the_best_recall_under_the_live_bound_and_ties_go_to_remembering():
+    from bench.forgetting_bench import Month, summary
+
+    def year(live: int, hits: int) -> list[Month]:
+        return [Month(arrived=100, needs=100, hits=hits, live=live) for _ in range(12)]
+
+    results = {
+        "keep everything": year(1200, 90),
+        "reach 90 d": year(500, 92),
+        "reach 150 d": year(700, 92),  # ties with 90 d: the longer threshold wins
+        "reach 180 d": year(800, 95),  # best recall, but 67% live: over the bound
+    }
+    text = "\n".join(summary(results))
+    assert "**Default threshold: reach 150 d.** At it forgetting pays for itself" in text
+    results["reach 150 d"] = year(700, 80)
+    assert "**Default threshold: reach 90 d.**" in "\n".join(summary(results))
