@@ -53,11 +53,16 @@ def main() -> int:
     parser.add_argument("--days", default="", help="forgetting: days to simulate (365)")
     parser.add_argument("--scale", default="", help="forgetting: daily counts x this (0.1)")
     parser.add_argument("--policies", default="", help="forgetting: comma-separated (all)")
+    parser.add_argument(
+        "--integrity", default="", help="forgetting: sleep's checks nightly (default) or monthly"
+    )
     args = parser.parse_args()
     if args.days:
         os.environ["GROVE_BENCH_DAYS"] = args.days
     if args.scale:
         os.environ["GROVE_BENCH_SCALE"] = args.scale
+    if args.integrity:
+        os.environ["GROVE_BENCH_INTEGRITY"] = args.integrity
     if args.policies:
         os.environ["GROVE_BENCH_POLICIES"] = args.policies
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from unittest import mock
 
 # --- the workload, as issue 11 states it (per day, before `scale`) ------------------------------
 TURNS = 20  # one conversation of 20 turns (commit_turn)
@@ -57,6 +58,7 @@ class Month:
     decayed: int = 0
     permanent: int = 0
     protected_decayed: int = 0
+    integrity: int = 0  # violations of all of sleep's integrity checks at the month's end
     seconds: dict[str, float] = field(default_factory=dict)  # arrive / needs / sleep, wall clock
 
 
@@ -67,6 +69,7 @@ class State:
     read_at: list[int] = field(default_factory=list)  # positions in arrivals of the read nodes
     index: dict[int, int] = field(default_factory=dict)  # node id -> position in arrivals
     total: int = 0  # nodes at the last month's end
+    nightly_integrity: bool = True
     months: list[Month] = field(default_factory=list)
 
 
@@ -209,7 +212,7 @@ def _old_gate() -> None:
 def _month_end(month: Month, st: State) -> None:
     from django.db.models import Count, Q
 
-    from memory.integrity import live_node_holds_decayed_node, root_decayed
+    from memory.integrity import live_node_holds_decayed_node, root_decayed, run_checks
     from memory.models import Node
 
     counts = Node.objects.aggregate(
@@ -226,14 +229,17 @@ def _month_end(month: Month, st: State) -> None:
     st.total = month.live + month.decayed
     read_gone = Node.objects.filter(pk__in=st.read, decayed_at__isnull=False).count()
     month.protected_decayed = read_gone + len(root_decayed()) + len(live_node_holds_decayed_node())
+    month.integrity = sum(len(r.violations) for r in run_checks(full_chain=True))
 
 
 def _day(
     day: int, policy: str, rng: random.Random, vocab: list[str], scale: float, st: State, m: Month
 ) -> None:
-    """One day: arrivals, then needs, in the morning; the nightly sleep in the evening."""
+    """One day: arrivals, then needs, in the morning; the nightly sleep in the evening (without
+    its read-only integrity step when st.nightly_integrity is off: _month_end runs them all)."""
     import time_machine
 
+    from memory.sleep import run as sleep_run
     from memory.sleep import run_sleep
 
     clock = time.perf_counter()
@@ -243,7 +249,12 @@ def _day(
         for _ in range(_count(rng, NEEDS * scale)):
             _need(day, rng, st, m)
         clock = _lap(m, "needs", clock)
-    with time_machine.travel(START + timedelta(days=day, hours=18), tick=True):
+    steps = sleep_run.STEPS if st.nightly_integrity else sleep_run.STEPS[:-1]
+    assert sleep_run.STEPS[-1] == "integrity"
+    with (
+        time_machine.travel(START + timedelta(days=day, hours=18), tick=True),
+        mock.patch.object(sleep_run, "STEPS", steps),
+    ):
         run_sleep(requested_by="bench")
         if policy == "one-hop gate":
             _old_gate()
@@ -269,11 +280,14 @@ def simulate(
     path: Path | None,
     snapshots: dict[int, Path] | None = None,
     resume: Path | None = None,
+    nightly_integrity: bool = True,
 ) -> list[Month]:
     """One policy for `days` days on a fresh database at `path` (None: the current one, as a
     test's); returns its months. "reach N d" sweeps at an age threshold of N days.
     `snapshots` {day: file}: save the database and the simulator's state at the start of that
-    day; `resume`: start from such a snapshot instead of day 0 (see _snapshot)."""
+    day; `resume`: start from such a snapshot instead of day 0 (see _snapshot).
+    `nightly_integrity` off: sleep skips its read-only integrity step, which is most of a night's
+    cost as the store grows; all the checks then run at each month's end instead."""
     from django.conf import settings
     from django.core.management import call_command
 
@@ -300,6 +314,7 @@ def simulate(
                     rng.setstate(rng_state)
                 stack.enter_context(use_database(path))
                 call_command("migrate", verbosity=0)
+            st.nightly_integrity = nightly_integrity
             for day in range(first, days):
                 if snapshots and day in snapshots:
                     _snapshot(snapshots[day], (day, rng.getstate(), st, month))
@@ -424,6 +439,7 @@ def run(sizes: list[int]) -> str:
 
     days = int(os.environ.get("GROVE_BENCH_DAYS", DAYS))
     scale = float(os.environ.get("GROVE_BENCH_SCALE", SCALE))
+    nightly = os.environ.get("GROVE_BENCH_INTEGRITY", "nightly") == "nightly"
     chosen = os.environ.get("GROVE_BENCH_POLICIES", "").split(",")
     policies = [p.strip() for p in chosen if p.strip()] or POLICIES
     keep = "keep everything" in policies
@@ -446,19 +462,26 @@ def run(sizes: list[int]) -> str:
             path=path,
             snapshots=forks if policy == "keep everything" else None,
             resume=fork,
+            nightly_integrity=nightly,
         )
         took[policy] = time.perf_counter() - started
         print(f"  {policy}: {took[policy]:.0f}s", flush=True)
         path.with_suffix(".json").write_text(
             json.dumps([m.__dict__ for m in results[policy]], indent=1)
         )
-    return report(results, took, days=days, scale=scale)
+    return report(results, took, days=days, scale=scale, nightly=nightly)
 
 
 def report(
-    results: dict[str, list[Month]], took: dict[str, float], *, days: int, scale: float
+    results: dict[str, list[Month]],
+    took: dict[str, float],
+    *,
+    days: int,
+    scale: float,
+    nightly: bool = True,
 ) -> str:
     """The Markdown section and the chart (docs/bench/forgetting.svg) for `results`."""
+    checks = "" if nightly else " (its read-only integrity checks at month ends instead)"
     arrived, total = [], 0
     for m in next(iter(results.values())):
         total += m.arrived
@@ -472,25 +495,27 @@ def report(
         f"inferences, {VAULT_NOTES * scale:g} vault notes, {NEEDS * scale:g} needs: "
         f"{NEED_RECENT:.0%} from the last {RECENT_DAYS} days, {NEED_READ_BEFORE:.0%} older and "
         "read before, the rest older and never read), real write path, recall, read and a "
-        "nightly run_sleep, one fresh database per policy. Per 30-day month: arrived (nodes "
+        f"nightly run_sleep{checks}, "
+        "one fresh database per policy. Per 30-day month: arrived (nodes "
         "written this month, the vault's file imports included), live / decayed / permanent "
         "(at its end; live also as a share of all arrivals so far), regret (needs whose node "
         "had decayed), net recall@10 (needs whose node was live and in the top 10), protected "
         "decayed (read nodes decayed, plus the integrity checks root_decayed and "
-        "live_node_holds_decayed_node; must be 0).",
+        "live_node_holds_decayed_node; must be 0), integrity (violations of all of sleep's "
+        "integrity checks, full hash chain included, at the month's end; must be 0).",
         "",
         "![live share and net recall@10 by month](bench/forgetting.svg)",
         "",
         "| policy | month | arrived | live | decayed | permanent | regret | net recall@10 | "
-        "protected decayed |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "protected decayed | integrity |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for policy, months in results.items():
         for i, m in enumerate(months):
             lines.append(
                 f"| {policy} | {i + 1} | {m.arrived} | {m.live} ({m.live / max(1, arrived[i]):.0%})"
                 f" | {m.decayed} | {m.permanent} | {m.regret}/{m.needs} | "
-                f"{m.hits / max(1, m.needs):.2f} | {m.protected_decayed} |"
+                f"{m.hits / max(1, m.needs):.2f} | {m.protected_decayed} | {m.integrity} |"
             )
     lines += ["", *summary(results), ""]
     lines.append("Seconds per policy: " + ", ".join(f"{p} {t:.0f}" for p, t in took.items()) + ".")

@@ -12,6 +12,7 @@ def test_no_protected_node_is_ever_decayed_on_a_short_run(transactional_db):
     assert sum(m.needs for m in months) > 0
     assert Event.objects.filter(kind="decayed", reason="unreachable").exists()
     assert [m.protected_decayed for m in months] == [0] * len(months)
+    assert [m.integrity for m in months] == [0] * len(months)  # every check, at month ends
     runs = list(SleepRun.objects.values_list("steps", flat=True))
     assert len(runs) == 12
     assert all(steps["integrity"]["count"] == 0 for steps in runs)
