@@ -45,6 +45,7 @@ RULE = (
 POLICIES = ["keep everything", "one-hop gate", "reach 14 d", "reach 30 d", "reach 90 d"]
 START = datetime(2025, 1, 1, 9, tzinfo=UTC)
 SVG = Path(__file__).resolve().parent.parent / "docs" / "bench" / "forgetting.svg"
+ANCHORS = ".anchors.jsonl"  # suffix of a database's own chain-anchor file (GROVE_CHAIN_ANCHOR)
 NEVER = 36500  # an age threshold (100 years) no node reaches: the sweep collects nothing
 
 
@@ -295,6 +296,7 @@ def simulate(
 
     age = int(policy.split()[1]) if policy.startswith("reach") else NEVER
     old_age, settings.GROVE_DECAY_MIN_AGE_DAYS = settings.GROVE_DECAY_MIN_AGE_DAYS, age
+    old_anchor = settings.GROVE_CHAIN_ANCHOR
     rng, vocab, st, month, first = (
         random.Random(11),
         _vocabulary(random.Random(7)),
@@ -305,10 +307,15 @@ def simulate(
     try:
         with contextlib.ExitStack() as stack:
             if path is not None:
-                for suffix in ("", "-wal", "-shm"):
+                for suffix in ("", "-wal", "-shm", ANCHORS):
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
+                # One chain-anchor file per database: shared, each one's anchors contradict the
+                # others' and integrity's chain_anchors check fails for nothing.
+                settings.GROVE_CHAIN_ANCHOR = Path(f"{path}{ANCHORS}")
                 if resume is not None:
                     shutil.copyfile(resume, path)
+                    if Path(f"{resume}{ANCHORS}").exists():
+                        shutil.copyfile(f"{resume}{ANCHORS}", f"{path}{ANCHORS}")
                     with resume.with_suffix(".pickle").open("rb") as handle:
                         first, rng_state, st, month = pickle.load(handle)
                     rng.setstate(rng_state)
@@ -326,6 +333,7 @@ def simulate(
                     month = Month()
     finally:
         settings.GROVE_DECAY_MIN_AGE_DAYS = old_age
+        settings.GROVE_CHAIN_ANCHOR = old_anchor
     return st.months
 
 
@@ -334,11 +342,14 @@ def _snapshot(target: Path, state: tuple) -> None:
     start at day N from keep-everything's run: until then no node is N days old, every node is
     a root, nothing decays and the two runs are the same (tests/test_forgetting_sim.py checks
     a resumed run against one from day 0). It saves N of the 365 days per threshold."""
+    from django.conf import settings
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     shutil.copyfile(connection.settings_dict["NAME"], target)
+    if Path(settings.GROVE_CHAIN_ANCHOR).exists():
+        shutil.copyfile(settings.GROVE_CHAIN_ANCHOR, f"{target}{ANCHORS}")
     with target.with_suffix(".pickle").open("wb") as handle:
         pickle.dump(state, handle)
 
@@ -398,7 +409,8 @@ def summary(results: dict[str, list[Month]]) -> list[str]:
         late = sum(m.hits for m in last) / max(1, sum(m.needs for m in last))
         rows.append(
             f"| {policy} | {live_share[policy]:.0%} | {regret}/{needs} "
-            f"({regret / max(1, needs):.1%}) | {recall[policy]:.3f} | {late:.3f} |"
+            f"({regret / max(1, needs):.1%}) | {recall[policy]:.3f} | {late:.3f} | "
+            f"{hits / max(1, needs - regret):.3f} |"
         )
     fit = [
         p
@@ -420,8 +432,8 @@ def summary(results: dict[str, list[Month]]) -> list[str]:
         )
     return [
         "| policy | live after 12 months | regret, months 1-12 | net recall@10, months 1-12 | "
-        "net recall@10, months 10-12 |",
-        "|---|---:|---:|---:|---:|",
+        "net recall@10, months 10-12 | recall@10 of needs still live, months 1-12 |",
+        "|---|---:|---:|---:|---:|---:|",
         *rows,
         "",
         f"The rule, fixed before the run: {RULE}",
@@ -479,14 +491,15 @@ def report(
     days: int,
     scale: float,
     nightly: bool = True,
+    svg: Path = SVG,
 ) -> str:
-    """The Markdown section and the chart (docs/bench/forgetting.svg) for `results`."""
+    """The Markdown section and the chart (`svg`) for `results`."""
     checks = "" if nightly else " (its read-only integrity checks at month ends instead)"
     arrived, total = [], 0
     for m in next(iter(results.values())):
         total += m.arrived
         arrived.append(total)
-    SVG.write_text(_chart(results, arrived))
+    svg.write_text(_chart(results, arrived))
     lines = [
         "## Forgetting",
         "",
@@ -504,7 +517,7 @@ def report(
         "live_node_holds_decayed_node; must be 0), integrity (violations of all of sleep's "
         "integrity checks, full hash chain included, at the month's end; must be 0).",
         "",
-        "![live share and net recall@10 by month](bench/forgetting.svg)",
+        f"![live share and net recall@10 by month](bench/{svg.name})",
         "",
         "| policy | month | arrived | live | decayed | permanent | regret | net recall@10 | "
         "protected decayed | integrity |",
