@@ -2,6 +2,7 @@
 
 Each module in SECTIONS has `run(sizes: list[int]) -> str` returning a Markdown section.
 Usage: python -m bench [--only recall,sleep] [--sizes 10000,100000] [--days 365 --scale 0.1]
+       [--policies 'keep everything,reach 90 d']
 A run at other sizes (e.g. the opt-in `--sizes 1000000`, slow: the 1M graph alone takes minutes
 to generate, then is cached) keeps the table rows of sizes it did not measure.
 """
@@ -51,11 +52,19 @@ def main() -> int:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--days", default="", help="forgetting: days to simulate (365)")
     parser.add_argument("--scale", default="", help="forgetting: daily counts x this (0.1)")
+    parser.add_argument("--policies", default="", help="forgetting: comma-separated (all)")
+    parser.add_argument(
+        "--integrity", default="", help="forgetting: sleep's checks nightly (default) or monthly"
+    )
     args = parser.parse_args()
     if args.days:
         os.environ["GROVE_BENCH_DAYS"] = args.days
     if args.scale:
         os.environ["GROVE_BENCH_SCALE"] = args.scale
+    if args.integrity:
+        os.environ["GROVE_BENCH_INTEGRITY"] = args.integrity
+    if args.policies:
+        os.environ["GROVE_BENCH_POLICIES"] = args.policies
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
     import django
 

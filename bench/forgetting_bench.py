@@ -2,20 +2,28 @@
 real write path (commit_turn, write_node), real recall and read, and the real run_sleep nightly,
 for each policy on its own fresh database. Reported per month: arrived, live, decayed,
 permanent, regret (needs whose node had decayed) and net recall@10 (needs whose node was live and
-in the top 10). Writes docs/bench/forgetting.svg (live share and net recall@10 by month).
+in the top 10). bench/forgetting_report.py writes its table and chart.
 
-Usage: python -m bench --only forgetting [--days 365] [--scale 0.1]. `scale` multiplies every
-daily count below (stochastic rounding), so a year stays a few minutes on two cores.
+Usage: python -m bench --only forgetting [--days 365] [--scale 0.1] [--policies "keep
+everything,reach 90 d"]. `scale` multiplies every daily count below (stochastic rounding): the
+default 0.1 keeps a year to minutes; scale 1 (the issue's workload) costs about 4 s of CPU a day
+in month 1 and grows with the store, mostly in the nightly integrity checks. With keep everything
+among the policies, each "reach N d" starts from its day-N snapshot (see _snapshot).
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import json
+import pickle
 import random
+import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from unittest import mock
 
 # --- the workload, as issue 11 states it (per day, before `scale`) ------------------------------
 TURNS = 20  # one conversation of 20 turns (commit_turn)
@@ -30,7 +38,7 @@ QUERY_WORDS = 3  # words drawn from the needed node's body, so competitors matte
 DAYS, SCALE = 365, 0.1
 POLICIES = ["keep everything", "one-hop gate", "reach 14 d", "reach 30 d", "reach 90 d"]
 START = datetime(2025, 1, 1, 9, tzinfo=UTC)
-SVG = Path(__file__).resolve().parent.parent / "docs" / "bench" / "forgetting.svg"
+ANCHORS = ".anchors.jsonl"  # suffix of a database's own chain-anchor file (GROVE_CHAIN_ANCHOR)
 NEVER = 36500  # an age threshold (100 years) no node reaches: the sweep collects nothing
 
 
@@ -44,13 +52,18 @@ class Month:
     decayed: int = 0
     permanent: int = 0
     protected_decayed: int = 0
+    integrity: int = 0  # violations of all of sleep's integrity checks at the month's end
+    seconds: dict[str, float] = field(default_factory=dict)  # arrive / needs / sleep, wall clock
 
 
 @dataclass
 class State:
     arrivals: list[tuple[int, int, str]] = field(default_factory=list)  # (day, id, body)
     read: set[int] = field(default_factory=set)
+    read_at: list[int] = field(default_factory=list)  # positions in arrivals of the read nodes
+    index: dict[int, int] = field(default_factory=dict)  # node id -> position in arrivals
     total: int = 0  # nodes at the last month's end
+    nightly_integrity: bool = True
     months: list[Month] = field(default_factory=list)
 
 
@@ -63,6 +76,11 @@ def _body(rng: random.Random, topic: list[str], vocab: list[str], tag: str) -> s
 
     words = rng.sample(topic, 3) + rng.sample(vocab, 3)  # topic words plus rarer ones
     return f"{sentence(rng, vocab, rng.randint(6, 12))} {' '.join(words)} ({tag})"
+
+
+def _arrived(st: State, day: int, node_id: int, body: str) -> None:
+    st.index[node_id] = len(st.arrivals)
+    st.arrivals.append((day, node_id, body))
 
 
 def _arrive(day: int, rng: random.Random, vocab: list[str], scale: float, st: State) -> None:
@@ -80,7 +98,7 @@ def _arrive(day: int, rng: random.Random, vocab: list[str], scale: float, st: St
             holder="agent:bench",
         ).node
         pairs.append(pair.pk)
-        st.arrivals.append((day, pair.pk, pair.body))
+        _arrived(st, day, pair.pk, pair.body)
     made = []
     for c in range(_count(rng, CLIPPINGS * scale)):
         made.append(
@@ -103,7 +121,16 @@ def _arrive(day: int, rng: random.Random, vocab: list[str], scale: float, st: St
         fields.pop("n", None)
         body = _body(rng, topic, vocab, f"d{day} {fields['kind']} {n}")
         node = write_node(body=body, signature="agent:bench", **fields).node
-        st.arrivals.append((day, node.pk, node.body))
+        _arrived(st, day, node.pk, node.body)
+
+
+def _never_read(rng: random.Random, st: State, cut: int) -> list[tuple[int, int, str]]:
+    """One uniform draw among the first `cut` arrivals never read (empty if there are none)."""
+    for _ in range(64):
+        pick = st.arrivals[rng.randrange(cut)]
+        if pick[1] not in st.read:
+            return [pick]
+    return [a for a in st.arrivals[:cut] if a[1] not in st.read]
 
 
 def _need(day: int, rng: random.Random, st: State, month: Month) -> None:
@@ -112,14 +139,17 @@ def _need(day: int, rng: random.Random, st: State, month: Month) -> None:
     from memory.read import read
     from memory.recall import recall
 
-    recent = [a for a in st.arrivals if a[0] > day - RECENT_DAYS]
-    older = [a for a in st.arrivals if a[0] <= day - RECENT_DAYS]
-    roll = rng.random()
-    pool = recent
-    if roll >= NEED_RECENT and older:
-        before = [a for a in older if a[1] in st.read]
-        never = [a for a in older if a[1] not in st.read]
-        pool = (before if roll < NEED_RECENT + NEED_READ_BEFORE else never) or older
+    # arrivals are in day order: the recent ones are a suffix, found by bisection, and the
+    # never-read older ones are drawn by rejection, so a need costs O(reads), not O(arrivals)
+    cut = bisect.bisect_right(st.arrivals, day - RECENT_DAYS, key=lambda a: a[0])
+    roll, pool = rng.random(), None
+    if roll >= NEED_RECENT and cut:
+        if roll < NEED_RECENT + NEED_READ_BEFORE:
+            pool = [st.arrivals[i] for i in st.read_at if i < cut]
+        else:
+            pool = _never_read(rng, st, cut)
+        pool = pool or st.arrivals[:cut]
+    pool = pool or st.arrivals[cut:]
     if not pool:
         return
     _, node_id, body = rng.choice(pool)
@@ -133,7 +163,9 @@ def _need(day: int, rng: random.Random, st: State, month: Month) -> None:
     if node_id in found:
         month.hits += 1
         read(node_id, actor="agent:bench", holder="agent:bench")
-        st.read.add(node_id)
+        if node_id not in st.read:
+            st.read.add(node_id)
+            st.read_at.append(st.index[node_id])
 
 
 def _old_gate() -> None:
@@ -174,7 +206,7 @@ def _old_gate() -> None:
 def _month_end(month: Month, st: State) -> None:
     from django.db.models import Count, Q
 
-    from memory.integrity import live_node_holds_decayed_node, root_decayed
+    from memory.integrity import live_node_holds_decayed_node, root_decayed, run_checks
     from memory.models import Node
 
     counts = Node.objects.aggregate(
@@ -191,168 +223,173 @@ def _month_end(month: Month, st: State) -> None:
     st.total = month.live + month.decayed
     read_gone = Node.objects.filter(pk__in=st.read, decayed_at__isnull=False).count()
     month.protected_decayed = read_gone + len(root_decayed()) + len(live_node_holds_decayed_node())
+    month.integrity = sum(len(r.violations) for r in run_checks(full_chain=True))
 
 
-def simulate(policy: str, *, days: int, scale: float, path: Path | None) -> list[Month]:
-    """One policy for `days` days on a fresh database at `path` (None: the current one, as a
-    test's); returns its months. "reach N d" sweeps at an age threshold of N days."""
+def _day(
+    day: int, policy: str, rng: random.Random, vocab: list[str], scale: float, st: State, m: Month
+) -> None:
+    """One day: arrivals, then needs, in the morning; the nightly sleep in the evening (without
+    its read-only integrity step when st.nightly_integrity is off: _month_end runs them all)."""
     import time_machine
+
+    from memory.sleep import run as sleep_run
+    from memory.sleep import run_sleep
+
+    clock = time.perf_counter()
+    with time_machine.travel(START + timedelta(days=day), tick=True):
+        _arrive(day, rng, vocab, scale, st)
+        clock = _lap(m, "arrive", clock)
+        for _ in range(_count(rng, NEEDS * scale)):
+            _need(day, rng, st, m)
+        clock = _lap(m, "needs", clock)
+    steps = sleep_run.STEPS if st.nightly_integrity else sleep_run.STEPS[:-1]
+    assert sleep_run.STEPS[-1] == "integrity"
+    with (
+        time_machine.travel(START + timedelta(days=day, hours=18), tick=True),
+        mock.patch.object(sleep_run, "STEPS", steps),
+    ):
+        run_sleep(requested_by="bench")
+        if policy == "one-hop gate":
+            _old_gate()
+        _lap(m, "sleep", clock)
+
+
+def _lap(m: Month, phase: str, since: float) -> float:
+    now = time.perf_counter()
+    m.seconds[phase] = m.seconds.get(phase, 0.0) + now - since
+    return now
+
+
+def _progress(m: Month) -> str:
+    laps = " ".join(f"{k} {v:.0f}s" for k, v in m.seconds.items())
+    return f"live {m.live} decayed {m.decayed} hits {m.hits}/{m.needs} regret {m.regret} ({laps})"
+
+
+def simulate(
+    policy: str,
+    *,
+    days: int,
+    scale: float,
+    path: Path | None,
+    snapshots: dict[int, Path] | None = None,
+    resume: Path | None = None,
+    nightly_integrity: bool = True,
+) -> list[Month]:
+    """One policy for `days` days on a fresh database at `path` (None: the current one, as a
+    test's); returns its months. "reach N d" sweeps at an age threshold of N days.
+    `snapshots` {day: file}: save the database and the simulator's state at the start of that
+    day; `resume`: start from such a snapshot instead of day 0 (see _snapshot).
+    `nightly_integrity` off: sleep skips its read-only integrity step, which is most of a night's
+    cost as the store grows; all the checks then run at each month's end instead."""
     from django.conf import settings
     from django.core.management import call_command
 
     from bench.synthetic import _vocabulary, use_database
-    from memory.sleep import run_sleep
 
     age = int(policy.split()[1]) if policy.startswith("reach") else NEVER
     old_age, settings.GROVE_DECAY_MIN_AGE_DAYS = settings.GROVE_DECAY_MIN_AGE_DAYS, age
-    rng, vocab, st = random.Random(11), _vocabulary(random.Random(7)), State()
+    old_anchor = settings.GROVE_CHAIN_ANCHOR
+    rng, vocab, st, month, first = (
+        random.Random(11),
+        _vocabulary(random.Random(7)),
+        State(),
+        Month(),
+        0,
+    )
     try:
         with contextlib.ExitStack() as stack:
             if path is not None:
-                for suffix in ("", "-wal", "-shm"):
+                for suffix in ("", "-wal", "-shm", ANCHORS):
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
+                # One chain-anchor file per database: shared, each one's anchors contradict the
+                # others' and integrity's chain_anchors check fails for nothing.
+                settings.GROVE_CHAIN_ANCHOR = Path(f"{path}{ANCHORS}")
+                if resume is not None:
+                    shutil.copyfile(resume, path)
+                    if Path(f"{resume}{ANCHORS}").exists():
+                        shutil.copyfile(f"{resume}{ANCHORS}", f"{path}{ANCHORS}")
+                    with resume.with_suffix(".pickle").open("rb") as handle:
+                        first, rng_state, st, month = pickle.load(handle)
+                    rng.setstate(rng_state)
                 stack.enter_context(use_database(path))
                 call_command("migrate", verbosity=0)
-            month = Month()
-            for day in range(days):
-                with time_machine.travel(START + timedelta(days=day), tick=True):
-                    _arrive(day, rng, vocab, scale, st)
-                    for _ in range(_count(rng, NEEDS * scale)):
-                        _need(day, rng, st, month)
-                with time_machine.travel(START + timedelta(days=day, hours=18), tick=True):
-                    run_sleep(requested_by="bench")
-                    if policy == "one-hop gate":
-                        _old_gate()
+            st.nightly_integrity = nightly_integrity
+            for day in range(first, days):
+                if snapshots and day in snapshots:
+                    _snapshot(snapshots[day], (day, rng.getstate(), st, month))
+                _day(day, policy, rng, vocab, scale, st, month)
                 if (day + 1) % 30 == 0 or day == days - 1:
                     _month_end(month, st)
                     st.months.append(month)
+                    print(f"    {policy} month {len(st.months)}: {_progress(month)}", flush=True)
                     month = Month()
     finally:
         settings.GROVE_DECAY_MIN_AGE_DAYS = old_age
+        settings.GROVE_CHAIN_ANCHOR = old_anchor
     return st.months
 
 
-def _chart(results: dict[str, list[Month]], arrived: list[int]) -> str:
-    """Two panels, one line per policy: live share of arrivals, and net recall@10, by month."""
-    colours = ["#777", "#d08c00", "#1f77b4", "#2ca02c", "#9467bd"]
-    w, h, pad = 360, 220, 40
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * w + 20}" height="{h + 70}" '
-             'font-family="sans-serif" font-size="11">']  # fmt: skip
-    for panel, (title, value) in enumerate(
-        (
-            ("live / arrived", lambda m, total: m.live / max(1, total)),
-            ("net recall@10", lambda m, total: m.hits / max(1, m.needs)),
-        )
-    ):
-        x0 = panel * (w + 20)
-        parts.append(f'<text x="{x0 + pad}" y="14">{title} by month (0..1)</text>')
-        parts.append(
-            f'<rect x="{x0 + pad}" y="20" width="{w - pad}" height="{h - 40}" '
-            'fill="none" stroke="#ccc"/>'
-        )
-        for name, colour in zip(results, colours, strict=False):
-            months = results[name]
-            pts = []
-            for i, m in enumerate(months):
-                x = x0 + pad + (w - pad) * (i + 0.5) / max(1, len(months))
-                y = 20 + (h - 40) * (1 - value(m, arrived[i]))
-                pts.append(f"{x:.1f},{y:.1f}")
-            parts.append(
-                f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
-                f'points="{" ".join(pts)}"/>'
-            )
-    for i, (name, colour) in enumerate(zip(results, colours, strict=False)):
-        parts.append(
-            f'<text x="{pad + i * 140}" y="{h + 20}" fill="{colour}">&#9632; {name}</text>'
-        )
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+def _snapshot(target: Path, state: tuple) -> None:
+    """The database file (WAL folded in) and the simulator's state, so that "reach N d" can
+    start at day N from keep-everything's run: until then no node is N days old, every node is
+    a root, nothing decays and the two runs are the same (tests/test_forgetting_sim.py checks
+    a resumed run against one from day 0). It saves N of the 365 days per threshold."""
+    from django.conf import settings
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copyfile(connection.settings_dict["NAME"], target)
+    if Path(settings.GROVE_CHAIN_ANCHOR).exists():
+        shutil.copyfile(settings.GROVE_CHAIN_ANCHOR, f"{target}{ANCHORS}")
+    with target.with_suffix(".pickle").open("wb") as handle:
+        pickle.dump(state, handle)
 
 
-def summary(results: dict[str, list[Month]]) -> list[str]:
-    """Months 1-12 per policy (live share at month 12, regret, net recall@10), and the default
-    threshold by the rule: of the reachability policies that beat the one-hop gate on both live
-    share and regret, the longest (ties go to remembering); none such: the one with least regret."""
-    rows, score = [], {}
-    total = sum(m.arrived for m in results[POLICIES[0]][:12])
-    for policy, months in results.items():
-        year = months[:12]
-        needs = sum(m.needs for m in year)
-        regret, hits = sum(m.regret for m in year), sum(m.hits for m in year)
-        live = year[-1].live / max(1, total)
-        score[policy] = (live, regret)
-        rows.append(
-            f"| {policy} | {live:.0%} | {regret}/{needs} ({regret / max(1, needs):.1%}) | "
-            f"{hits / max(1, needs):.3f} |"
-        )
-    gate = score.get("one-hop gate", (1.0, 10**9))
-    reach = [p for p in results if p.startswith("reach")]
-    better = [p for p in reach if score[p][0] < gate[0] and score[p][1] < gate[1]]
-    pick = max(better, key=lambda p: int(p.split()[1])) if better else None
-    pick = pick or min(reach, key=lambda p: score[p][1]) if reach else None
-    return [
-        "| policy | live after 12 months | regret, months 1-12 | net recall@10, months 1-12 |",
-        "|---|---:|---:|---:|",
-        *rows,
-        "",
-        f"**Default threshold: {pick}.** The rule: of the reachability thresholds that beat the "
-        "one-hop gate as shipped on both live share and regret, the longest (ties go to "
-        "remembering). No threshold matches keep-everything's net recall@10 in this workload: "
-        "the 10% of needs for older material nobody ever read are exactly what forgetting "
-        "gives up, and with queries of three body words recall barely degrades as a corpus of "
-        "a few thousand nodes grows, so the forgetting does not yet pay for itself in recall.",
-    ]
+def _age(policy: str) -> int | None:
+    return int(policy.split()[1]) if policy.startswith("reach") else None
 
 
 def run(sizes: list[int]) -> str:
-    """All policies side by side; `sizes` is ignored (the workload sets the size)."""
+    """All policies side by side; `sizes` is ignored (the workload sets the size). With keep
+    everything among them, each "reach N d" starts from its snapshot at day N (see _snapshot)."""
     import os
 
     from bench.synthetic import bench_dir
 
     days = int(os.environ.get("GROVE_BENCH_DAYS", DAYS))
     scale = float(os.environ.get("GROVE_BENCH_SCALE", SCALE))
+    nightly = os.environ.get("GROVE_BENCH_INTEGRITY", "nightly") == "nightly"
+    chosen = os.environ.get("GROVE_BENCH_POLICIES", "").split(",")
+    policies = [p.strip() for p in chosen if p.strip()] or POLICIES
+    keep = "keep everything" in policies
+    if keep:  # first: the others fork from it
+        policies = ["keep everything", *(p for p in policies if p != "keep everything")]
+    out = bench_dir()
+    forks = {
+        a: out / f"forgetting-day-{a}.sqlite3" for p in policies if (a := _age(p)) and a < days
+    }
     results: dict[str, list[Month]] = {}
     took = {}
-    for policy in POLICIES:
+    for policy in policies:
         started = time.perf_counter()
-        path = bench_dir() / f"forgetting-{policy.replace(' ', '-')}.sqlite3"
-        results[policy] = simulate(policy, days=days, scale=scale, path=path)
+        path = out / f"forgetting-{policy.replace(' ', '-')}.sqlite3"
+        fork = forks.get(_age(policy) or 0) if keep else None
+        results[policy] = simulate(
+            policy,
+            days=days,
+            scale=scale,
+            path=path,
+            snapshots=forks if policy == "keep everything" else None,
+            resume=fork,
+            nightly_integrity=nightly,
+        )
         took[policy] = time.perf_counter() - started
         print(f"  {policy}: {took[policy]:.0f}s", flush=True)
-    arrived, total = [], 0
-    for m in results[POLICIES[0]]:
-        total += m.arrived
-        arrived.append(total)
-    SVG.write_text(_chart(results, arrived))
-    lines = [
-        "## Forgetting",
-        "",
-        f"`bench/forgetting_bench.py`: {days} days at scale {scale} (per day "
-        f"{TURNS * scale:g} turns, {CLIPPINGS * scale:g} clippings, {INFERENCES * scale:g} "
-        f"inferences, {VAULT_NOTES * scale:g} vault notes, {NEEDS * scale:g} needs: "
-        f"{NEED_RECENT:.0%} from the last {RECENT_DAYS} days, {NEED_READ_BEFORE:.0%} older and "
-        "read before, the rest older and never read), real write path, recall, read and a "
-        "nightly run_sleep, one fresh database per policy. Per 30-day month: arrived (nodes "
-        "written this month, the vault's file imports included), live / decayed / permanent "
-        "(at its end; live also as a share of all arrivals so far), regret (needs whose node "
-        "had decayed), net recall@10 (needs whose node was live and in the top 10), protected "
-        "decayed (read nodes decayed, plus the integrity checks root_decayed and "
-        "live_node_holds_decayed_node; must be 0).",
-        "",
-        "![live share and net recall@10 by month](bench/forgetting.svg)",
-        "",
-        "| policy | month | arrived | live | decayed | permanent | regret | net recall@10 | "
-        "protected decayed |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for policy, months in results.items():
-        for i, m in enumerate(months):
-            lines.append(
-                f"| {policy} | {i + 1} | {m.arrived} | {m.live} ({m.live / max(1, arrived[i]):.0%})"
-                f" | {m.decayed} | {m.permanent} | {m.regret}/{m.needs} | "
-                f"{m.hits / max(1, m.needs):.2f} | {m.protected_decayed} |"
-            )
-    lines.append("")
-    lines.append("Seconds per policy: " + ", ".join(f"{p} {t:.0f}" for p, t in took.items()) + ".")
-    return "\n".join(lines)
+        path.with_suffix(".json").write_text(
+            json.dumps([m.__dict__ for m in results[policy]], indent=1)
+        )
+    from bench.forgetting_report import report
+
+    return report(results, took, days=days, scale=scale, nightly=nightly)

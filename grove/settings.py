@@ -214,9 +214,9 @@ GROVE_SCROLL_DIR = Path(env("GROVE_SCROLL_DIR", str(DATA_DIR / "scroll")))
 # Where each verified chain checkpoint is also appended, outside the database (memory/chain.py):
 # someone who rewrites the file and recomputes every hash still disagrees with this.
 GROVE_CHAIN_ANCHOR = Path(env("GROVE_CHAIN_ANCHOR", str(DATA_DIR / "chain-anchor.jsonl")))
-# Younger than this (store clock) a node is a root. 90 from bench/forgetting_bench.py: the one
-# reachability threshold that beats the retired gate on both live share and regret.
-GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 90)
+# Younger than this (store clock) a node is a root. 150 from bench/forgetting_bench.py: the best
+# net recall@10 among thresholds leaving at most 60% of a year's arrivals live.
+GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 150)
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
 # Sleep fits a semantic model (TF-IDF + SVD) on the owner's text for recall (memory.semantic).
