@@ -33,6 +33,10 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # Terms in more than this share of documents are dropped from the OR (unless nothing rarer is
 # left): their bm25 idf is near zero, yet scoring their long posting lists is most of the cost.
 COMMON_TERM_SHARE = 0.1
+# Scoring is bm25 over every document holding a scored term, so its cost is their number: terms
+# are scored rarest first while their documents add up to this, and a query whose rarest term
+# alone passes it scores that term's newest documents only (recency weighs in later anyway).
+FTS_POSTINGS_BUDGET = 20_000
 _df_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
@@ -57,9 +61,15 @@ def _common_threshold(total: int) -> int:
     return max(int(total * COMMON_TERM_SHARE), 50)
 
 
+def _count_cap(total: int) -> int:
+    # Past both cuts the exact count changes nothing.
+    return max(_common_threshold(total), FTS_POSTINGS_BUDGET) + 1
+
+
 def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
-    """Per-term document counts, capped just past the common threshold (cached until the index
-    grows by a tenth), and the total (max node id: an upper bound, cheap to read)."""
+    """Per-term document counts, capped just past the common threshold and the postings budget
+    (cached until the index grows by a tenth), and the total (max node id: an upper bound, cheap
+    to read)."""
     db = str(connection.settings_dict["NAME"])
     with connection.cursor() as cursor:
         cursor.execute("SELECT max(id) FROM memory_node")
@@ -73,12 +83,12 @@ def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
             # Counting stops past the threshold: only "is it common?" matters, and a common
             # term's full posting list is exactly what this avoids reading.
             if connection.vendor == "postgresql":
-                found[term] = fts_pg.document_count(term, cap=_common_threshold(total) + 1)
+                found[term] = fts_pg.document_count(term, cap=_count_cap(total))
             else:
                 cursor.execute(
                     "SELECT count(*) FROM (SELECT 1 FROM memory_node_fts WHERE memory_node_fts "
                     "MATCH %s LIMIT %s)",
-                    [match_expression([term]), _common_threshold(total) + 1],
+                    [match_expression([term]), _count_cap(total)],
                 )
                 found[term] = cursor.fetchone()[0]
             _df_cache[(db, term)] = (found[term], total)
@@ -86,32 +96,59 @@ def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
 
 
 def selective_terms(terms: Sequence[str]) -> list[str]:
-    """The terms worth scoring: those in at most COMMON_TERM_SHARE of documents, else the two
-    rarest (a query of only common words still finds something)."""
+    """The terms worth scoring: those in at most COMMON_TERM_SHARE of documents, rarest first
+    while their documents add up to at most FTS_POSTINGS_BUDGET (the rarest is always kept);
+    else the two rarest (a query of only common words still finds something)."""
     if len(terms) <= 1:
         return list(terms)
     df, total = document_frequencies(terms)
-    rare = [t for t in terms if 0 < df[t] <= _common_threshold(total)]
-    if rare:
-        return rare
-    present = sorted((t for t in terms if df[t]), key=df.__getitem__)
-    return present[:2]
+    rare = sorted((t for t in terms if 0 < df[t] <= _common_threshold(total)), key=df.__getitem__)
+    if not rare:
+        return sorted((t for t in terms if df[t]), key=df.__getitem__)[:2]
+    kept, postings = [], 0
+    for term in rare:
+        if kept and postings + df[term] > FTS_POSTINGS_BUDGET:
+            break
+        kept.append(term)
+        postings += df[term]
+    return [t for t in terms if t in kept]  # in the query's order, as before
+
+
+def _window(terms: Sequence[str]) -> int:
+    """The lowest node id worth scoring: that of the FTS_POSTINGS_BUDGET-th newest match (the
+    doclists are walked backwards by rowid and stop there: this costs the budget, not the
+    whole lists, and no bm25)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT rowid FROM memory_node_fts WHERE memory_node_fts MATCH %s "
+            "ORDER BY rowid DESC LIMIT 1 OFFSET %s",
+            [match_expression(terms), FTS_POSTINGS_BUDGET - 1],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else 0
 
 
 def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[int, float]]:
-    """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better)."""
+    """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better). The
+    selective terms' documents are scored (bm25 keeps every term's idf over the whole index);
+    when even they pass FTS_POSTINGS_BUDGET, only the newest budget's worth of them."""
     terms = selective_terms(terms)
     if not terms:
         return []
     where, params = vis.sql("n")
     if connection.vendor == "postgresql":
         return fts_pg.candidates(terms, where, params, k)
+    df, _ = document_frequencies(terms)
+    window, floor = "", []
+    if sum(df.values()) > FTS_POSTINGS_BUDGET:
+        # Only when needed: a rowid bound moves SQLite off the covering decayed_at index.
+        window, floor = "AND f.rowid >= %s ", [_window(terms)]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
             "JOIN memory_node n ON n.id = f.rowid "
-            f"WHERE memory_node_fts MATCH %s AND {where} ORDER BY r DESC LIMIT %s",
-            [match_expression(terms), *params, k],
+            f"WHERE memory_node_fts MATCH %s {window}AND {where} ORDER BY r DESC LIMIT %s",
+            [match_expression(terms), *floor, *params, k],
         )
         return cursor.fetchall()
 

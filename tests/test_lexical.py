@@ -1,0 +1,57 @@
+"""The word index's cuts (memory.lexical): which query terms are scored, and how many of their
+documents, so a common word's long posting list never sets recall's cost."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import lexical
+from memory.visibility import Visibility
+
+
+@pytest.fixture
+def counts(monkeypatch):
+    """Document counts are cached per database name, which every test shares: start afresh."""
+    monkeypatch.setattr(lexical, "_df_cache", {})
+
+
+def everything() -> Visibility:
+    return Visibility.of(domains=None, scope="both", as_of=None)
+
+
+def test_terms_are_scored_rarest_first_within_the_postings_budget(make_note, counts, monkeypatch):
+    make_note("A kestrel hovers over the meadow.")
+    for n in range(3):
+        make_note(f"The meadow grass grows tall, field {n}.")
+    assert lexical.selective_terms(["meadow", "kestrel"]) == ["meadow", "kestrel"]
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 3)
+    assert lexical.selective_terms(["meadow", "kestrel"]) == ["kestrel"]
+
+
+def test_the_rarest_term_is_kept_even_past_the_budget(make_note, counts, monkeypatch):
+    for n in range(3):
+        make_note(f"The meadow grass grows tall, field {n}.")
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 1)
+    assert lexical.selective_terms(["meadow", "absentword"]) == ["meadow"]
+
+
+@pytest.mark.sqlite_only  # the window walks FTS5's doclists by rowid; PostgreSQL scores all
+def test_a_term_past_the_budget_scores_only_its_newest_documents(make_note, counts, monkeypatch):
+    notes = [make_note(f"The meadow grass grows tall, field {n}.") for n in range(4)]
+    found = {i for i, _ in lexical.fts_candidates(["meadow"], everything(), 10)}
+    assert found == {n.pk for n in notes}
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 2)
+    found = {i for i, _ in lexical.fts_candidates(["meadow"], everything(), 10)}
+    assert found == {notes[2].pk, notes[3].pk}
+
+
+@pytest.mark.sqlite_only
+def test_the_window_still_applies_visibility(make_note, counts, monkeypatch):
+    notes = [make_note(f"The meadow grass grows tall, field {n}.") for n in range(4)]
+    garden = make_note("The meadow in the garden domain.", domain="garden")
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 3)
+    found = {i for i, _ in lexical.fts_candidates(["meadow"], everything(), 10)}
+    assert found == {notes[2].pk, notes[3].pk, garden.pk}
+    personal = Visibility.of(domains=["personal"], scope="both", as_of=None)
+    found = {i for i, _ in lexical.fts_candidates(["meadow"], personal, 10)}
+    assert found == {notes[2].pk, notes[3].pk}
