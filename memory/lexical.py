@@ -37,6 +37,9 @@ COMMON_TERM_SHARE = 0.1
 # are scored rarest first while their documents add up to this, and a query whose rarest term
 # alone passes it scores that term's newest documents only (recency weighs in later anyway).
 FTS_POSTINGS_BUDGET = 20_000
+# The word list is ranked unjoined, this many per wanted candidate, then filtered by visibility;
+# when fewer than wanted pass, it is ranked again joined to the nodes (exact either way).
+UNJOINED_FETCH = 4
 _df_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
@@ -129,9 +132,10 @@ def _window(terms: Sequence[str]) -> int:
 
 
 def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[int, float]]:
-    """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better). The
-    selective terms' documents are scored (bm25 keeps every term's idf over the whole index);
-    when even they pass FTS_POSTINGS_BUDGET, only the newest budget's worth of them."""
+    """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better), the
+    best k the caller may see. The selective terms' documents are scored (bm25 keeps every
+    term's idf over the whole index); when even they pass FTS_POSTINGS_BUDGET, only the newest
+    budget's worth of them."""
     terms = selective_terms(terms)
     if not terms:
         return []
@@ -141,14 +145,35 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
     df, _ = document_frequencies(terms)
     window, floor = "", []
     if sum(df.values()) > FTS_POSTINGS_BUDGET:
-        # Only when needed: a rowid bound moves SQLite off the covering decayed_at index.
         window, floor = "AND f.rowid >= %s ", [_window(terms)]
+    match = match_expression(terms)
+    fetch = k * UNJOINED_FETCH
     with connection.cursor() as cursor:
+        # Scored in the word index alone, then judged: joining every match to memory_node for
+        # visibility cost more than bm25 itself at 1M (a random lookup a match).
+        cursor.execute(
+            "SELECT f.rowid, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
+            f"WHERE memory_node_fts MATCH %s {window}ORDER BY r DESC LIMIT %s",
+            [match, *floor, fetch],
+        )
+        ranked = cursor.fetchall()
+        if not ranked:
+            return []
+        cursor.execute(
+            f"SELECT n.id FROM memory_node n WHERE n.id IN ({','.join(['%s'] * len(ranked))}) "
+            f"AND {where}",
+            [*(i for i, _ in ranked), *params],
+        )
+        seen = {row[0] for row in cursor.fetchall()}
+        visible = [(i, r) for i, r in ranked if i in seen]
+        if len(visible) >= k or len(ranked) < fetch:
+            return visible[:k]
+        # A selective filter (a domain, a scope) left too few of the best: score within it.
         cursor.execute(
             "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
             "JOIN memory_node n ON n.id = f.rowid "
             f"WHERE memory_node_fts MATCH %s {window}AND {where} ORDER BY r DESC LIMIT %s",
-            [match_expression(terms), *floor, *params, k],
+            [match, *floor, *params, k],
         )
         return cursor.fetchall()
 

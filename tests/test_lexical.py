@@ -55,3 +55,16 @@ def test_the_window_still_applies_visibility(make_note, counts, monkeypatch):
     personal = Visibility.of(domains=["personal"], scope="both", as_of=None)
     found = {i for i, _ in lexical.fts_candidates(["meadow"], personal, 10)}
     assert found == {notes[2].pk, notes[3].pk}
+
+
+@pytest.mark.sqlite_only  # the unjoined first pass is FTS5's
+def test_a_filter_that_leaves_too_few_of_the_best_is_scored_within(make_note, counts, monkeypatch):
+    for n in range(4):
+        make_note(f"Meadow {n}.")
+    garden = make_note(
+        "The meadow in the garden domain, a longer note than the rest.", domain="garden"
+    )
+    monkeypatch.setattr(lexical, "UNJOINED_FETCH", 1)
+    assert garden.pk not in {i for i, _ in lexical.fts_candidates(["meadow"], everything(), 2)}
+    only_garden = Visibility.of(domains=["garden"], scope="both", as_of=None)
+    assert [i for i, _ in lexical.fts_candidates(["meadow"], only_garden, 2)] == [garden.pk]
