@@ -98,34 +98,41 @@ def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
     return found, total
 
 
-def selective_terms(terms: Sequence[str]) -> list[str]:
-    """The terms worth scoring: those in at most COMMON_TERM_SHARE of documents, rarest first
-    while their documents add up to at most FTS_POSTINGS_BUDGET (the rarest is always kept);
-    else the two rarest (a query of only common words still finds something)."""
+def _scorable(terms: Sequence[str]) -> list[str]:
+    """The terms in at most COMMON_TERM_SHARE of documents, rarest first; else the two rarest
+    (a query of only common words still finds something)."""
     if len(terms) <= 1:
         return list(terms)
     df, total = document_frequencies(terms)
     rare = sorted((t for t in terms if 0 < df[t] <= _common_threshold(total)), key=df.__getitem__)
-    if not rare:
-        return sorted((t for t in terms if df[t]), key=df.__getitem__)[:2]
+    return rare or sorted((t for t in terms if df[t]), key=df.__getitem__)[:2]
+
+
+def selective_terms(terms: Sequence[str]) -> list[str]:
+    """The terms worth scoring, in the query's order: the scorable ones, rarest first while
+    their documents add up to at most FTS_POSTINGS_BUDGET (the rarest is always kept)."""
+    scorable = _scorable(terms)
+    if len(scorable) <= 1:
+        return scorable
+    df, _ = document_frequencies(scorable)
     kept, postings = [], 0
-    for term in rare:
+    for term in scorable:
         if kept and postings + df[term] > FTS_POSTINGS_BUDGET:
             break
         kept.append(term)
         postings += df[term]
-    return [t for t in terms if t in kept]  # in the query's order, as before
+    return [t for t in terms if t in kept]
 
 
-def _window(terms: Sequence[str]) -> int:
-    """The lowest node id worth scoring: that of the FTS_POSTINGS_BUDGET-th newest match (the
-    doclists are walked backwards by rowid and stop there: this costs the budget, not the
-    whole lists, and no bm25)."""
+def _window(match: str) -> int:
+    """The lowest node id worth scoring: that of the FTS_POSTINGS_BUDGET-th newest match, 0
+    when there are fewer (the doclists are walked backwards by rowid and stop there: this
+    costs the budget, not the whole lists, and no bm25)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT rowid FROM memory_node_fts WHERE memory_node_fts MATCH %s "
             "ORDER BY rowid DESC LIMIT 1 OFFSET %s",
-            [match_expression(terms), FTS_POSTINGS_BUDGET - 1],
+            [match, FTS_POSTINGS_BUDGET - 1],
         )
         row = cursor.fetchone()
     return row[0] if row else 0
@@ -133,20 +140,35 @@ def _window(terms: Sequence[str]) -> int:
 
 def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[int, float]]:
     """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better), the
-    best k the caller may see. The selective terms' documents are scored (bm25 keeps every
-    term's idf over the whole index); when even they pass FTS_POSTINGS_BUDGET, only the newest
-    budget's worth of them."""
-    terms = selective_terms(terms)
-    if not terms:
+    best k the caller may see. The selective terms' documents are scored, only the newest
+    FTS_POSTINGS_BUDGET of them when there are more; when that left terms out, the documents
+    holding every scorable term are scored too (few, and cheap to find: FTS5 intersects by
+    seeking). bm25 weighs each term by its idf over the whole index, so the two lists' scores
+    are one scale: a document holding every term scores the same in both."""
+    chosen = selective_terms(terms)
+    if not chosen:
         return []
     where, params = vis.sql("n")
-    if connection.vendor == "postgresql":
-        return fts_pg.candidates(terms, where, params, k)
-    df, _ = document_frequencies(terms)
-    window, floor = "", []
-    if sum(df.values()) > FTS_POSTINGS_BUDGET:
-        window, floor = "AND f.rowid >= %s ", [_window(terms)]
-    match = match_expression(terms)
+    if connection.vendor == "postgresql":  # ts_rank_cd over every scorable term, as before
+        return fts_pg.candidates(_scorable(terms), where, params, k)
+    df, _ = document_frequencies(chosen)
+    match = match_expression(chosen)
+    floor = _window(match) if sum(df.values()) > FTS_POSTINGS_BUDGET else 0
+    hits = _ranked(match, floor, where, params, k)
+    scorable = _scorable(terms)
+    if len(scorable) > 1 and (floor or len(scorable) > len(chosen)):
+        every = " AND ".join(f"({match_expression([t])})" for t in scorable)
+        best = dict(hits)
+        for node_id, score in _ranked(every, _window(every), where, params, k):
+            best[node_id] = max(score, best.get(node_id, score))
+        hits = sorted(best.items(), key=lambda hit: -hit[1])[:k]
+    return hits
+
+
+def _ranked(match: str, floor: int, where: str, params: list, k: int) -> list[tuple[int, float]]:
+    """The best k visible matches of `match` from node id `floor` on, by bm25."""
+    window = "AND f.rowid >= %s " if floor else ""
+    bound = [floor] if floor else []
     fetch = k * UNJOINED_FETCH
     with connection.cursor() as cursor:
         # Scored in the word index alone, then judged: joining every match to memory_node for
@@ -154,7 +176,7 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
         cursor.execute(
             "SELECT f.rowid, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
             f"WHERE memory_node_fts MATCH %s {window}ORDER BY r DESC LIMIT %s",
-            [match, *floor, fetch],
+            [match, *bound, fetch],
         )
         ranked = cursor.fetchall()
         if not ranked:
@@ -173,7 +195,7 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
             "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
             "JOIN memory_node n ON n.id = f.rowid "
             f"WHERE memory_node_fts MATCH %s {window}AND {where} ORDER BY r DESC LIMIT %s",
-            [match, *floor, *params, k],
+            [match, *bound, *params, k],
         )
         return cursor.fetchall()
 

@@ -68,3 +68,15 @@ def test_a_filter_that_leaves_too_few_of_the_best_is_scored_within(make_note, co
     assert garden.pk not in {i for i, _ in lexical.fts_candidates(["meadow"], everything(), 2)}
     only_garden = Visibility.of(domains=["garden"], scope="both", as_of=None)
     assert [i for i, _ in lexical.fts_candidates(["meadow"], only_garden, 2)] == [garden.pk]
+
+
+@pytest.mark.sqlite_only
+def test_a_document_holding_every_term_is_found_outside_the_window(make_note, counts, monkeypatch):
+    both = make_note("A heron stands in the meadow.")
+    meadows = [make_note(f"The meadow, field {n}.") for n in range(2)]
+    for n in range(2):
+        make_note(f"A heron, bird {n}.")
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 2)
+    assert lexical.selective_terms(["meadow", "heron"]) == ["meadow"]
+    found = {i for i, _ in lexical.fts_candidates(["meadow", "heron"], everything(), 10)}
+    assert found == {both.pk, *(m.pk for m in meadows)}
