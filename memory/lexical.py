@@ -36,7 +36,7 @@ COMMON_TERM_SHARE = 0.1
 # Scoring is bm25 over every document holding a scored term, so its cost is their number: terms
 # are scored rarest first while their documents add up to this, and a query whose rarest term
 # alone passes it scores that term's newest documents only (recency weighs in later anyway).
-FTS_POSTINGS_BUDGET = 20_000
+FTS_POSTINGS_BUDGET = 10_000
 # The word list is ranked unjoined, this many per wanted candidate, then filtered by visibility;
 # when fewer than wanted pass, it is ranked again joined to the nodes (exact either way).
 UNJOINED_FETCH = 4
