@@ -23,13 +23,24 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 _SIZE_ROW = re.compile(r"^\| ([\d,]+) \|")
 
 
+def _first_table_rows(lines: list[str]) -> list[str]:
+    # Only the first table's rows: a later table led by sizes (the trigram one) is its own.
+    rows = [i for i, line in enumerate(lines) if _SIZE_ROW.match(line)]
+    if not rows:
+        return []
+    end = rows[0]
+    while end < len(lines) and _SIZE_ROW.match(lines[end]):
+        end += 1
+    return lines[rows[0] : end]
+
+
 def keep_other_sizes(old: str, new: str, sizes: list[int]) -> str:
     """`new` with the table rows of `old` (those led by a size) whose size this run did not
     measure, merged into new's first table in size order."""
     measured = {f"{n:,}" for n in sizes}
     carried = [
         line
-        for line in old.splitlines()
+        for line in _first_table_rows(old.splitlines())
         if (m := _SIZE_ROW.match(line)) and m.group(1) not in measured
     ]
     lines = new.splitlines()

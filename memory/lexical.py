@@ -33,6 +33,13 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # Terms in more than this share of documents are dropped from the OR (unless nothing rarer is
 # left): their bm25 idf is near zero, yet scoring their long posting lists is most of the cost.
 COMMON_TERM_SHARE = 0.1
+# Scoring is bm25 over every document holding a scored term, so its cost is their number: terms
+# are scored rarest first while their documents add up to this, and a query whose rarest term
+# alone passes it scores that term's newest documents only (recency weighs in later anyway).
+FTS_POSTINGS_BUDGET = 10_000
+# The word list is ranked unjoined, this many per wanted candidate, then filtered by visibility;
+# when fewer than wanted pass, it is ranked again joined to the nodes (exact either way).
+UNJOINED_FETCH = 4
 _df_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
@@ -57,9 +64,15 @@ def _common_threshold(total: int) -> int:
     return max(int(total * COMMON_TERM_SHARE), 50)
 
 
+def _count_cap(total: int) -> int:
+    # Past both cuts the exact count changes nothing.
+    return max(_common_threshold(total), FTS_POSTINGS_BUDGET) + 1
+
+
 def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
-    """Per-term document counts, capped just past the common threshold (cached until the index
-    grows by a tenth), and the total (max node id: an upper bound, cheap to read)."""
+    """Per-term document counts, capped just past the common threshold and the postings budget
+    (cached until the index grows by a tenth), and the total (max node id: an upper bound, cheap
+    to read)."""
     db = str(connection.settings_dict["NAME"])
     with connection.cursor() as cursor:
         cursor.execute("SELECT max(id) FROM memory_node")
@@ -73,45 +86,116 @@ def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
             # Counting stops past the threshold: only "is it common?" matters, and a common
             # term's full posting list is exactly what this avoids reading.
             if connection.vendor == "postgresql":
-                found[term] = fts_pg.document_count(term, cap=_common_threshold(total) + 1)
+                found[term] = fts_pg.document_count(term, cap=_count_cap(total))
             else:
                 cursor.execute(
                     "SELECT count(*) FROM (SELECT 1 FROM memory_node_fts WHERE memory_node_fts "
                     "MATCH %s LIMIT %s)",
-                    [match_expression([term]), _common_threshold(total) + 1],
+                    [match_expression([term]), _count_cap(total)],
                 )
                 found[term] = cursor.fetchone()[0]
             _df_cache[(db, term)] = (found[term], total)
     return found, total
 
 
-def selective_terms(terms: Sequence[str]) -> list[str]:
-    """The terms worth scoring: those in at most COMMON_TERM_SHARE of documents, else the two
-    rarest (a query of only common words still finds something)."""
+def _scorable(terms: Sequence[str]) -> list[str]:
+    """The terms in at most COMMON_TERM_SHARE of documents, rarest first; else the two rarest
+    (a query of only common words still finds something)."""
     if len(terms) <= 1:
         return list(terms)
     df, total = document_frequencies(terms)
-    rare = [t for t in terms if 0 < df[t] <= _common_threshold(total)]
-    if rare:
-        return rare
-    present = sorted((t for t in terms if df[t]), key=df.__getitem__)
-    return present[:2]
+    rare = sorted((t for t in terms if 0 < df[t] <= _common_threshold(total)), key=df.__getitem__)
+    return rare or sorted((t for t in terms if df[t]), key=df.__getitem__)[:2]
+
+
+def selective_terms(terms: Sequence[str]) -> list[str]:
+    """The terms worth scoring, in the query's order: the scorable ones, rarest first while
+    their documents add up to at most FTS_POSTINGS_BUDGET (the rarest is always kept)."""
+    scorable = _scorable(terms)
+    if len(scorable) <= 1:
+        return scorable
+    df, _ = document_frequencies(scorable)
+    kept, postings = [], 0
+    for term in scorable:
+        if kept and postings + df[term] > FTS_POSTINGS_BUDGET:
+            break
+        kept.append(term)
+        postings += df[term]
+    return [t for t in terms if t in kept]
+
+
+def _window(match: str) -> int:
+    """The lowest node id worth scoring: that of the FTS_POSTINGS_BUDGET-th newest match, 0
+    when there are fewer (the doclists are walked backwards by rowid and stop there: this
+    costs the budget, not the whole lists, and no bm25)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT rowid FROM memory_node_fts WHERE memory_node_fts MATCH %s "
+            "ORDER BY rowid DESC LIMIT 1 OFFSET %s",
+            [match, FTS_POSTINGS_BUDGET - 1],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else 0
 
 
 def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[int, float]]:
-    """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better)."""
-    terms = selective_terms(terms)
-    if not terms:
+    """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better), the
+    best k the caller may see. The selective terms' documents are scored, only the newest
+    FTS_POSTINGS_BUDGET of them when there are more; when that left terms out, the documents
+    holding every scorable term are scored too (few, and cheap to find: FTS5 intersects by
+    seeking). bm25 weighs each term by its idf over the whole index, so the two lists' scores
+    are one scale: a document holding every term scores the same in both."""
+    chosen = selective_terms(terms)
+    if not chosen:
         return []
     where, params = vis.sql("n")
-    if connection.vendor == "postgresql":
-        return fts_pg.candidates(terms, where, params, k)
+    if connection.vendor == "postgresql":  # ts_rank_cd over every scorable term, as before
+        return fts_pg.candidates(_scorable(terms), where, params, k)
+    df, _ = document_frequencies(chosen)
+    match = match_expression(chosen)
+    floor = _window(match) if sum(df.values()) > FTS_POSTINGS_BUDGET else 0
+    hits = _ranked(match, floor, where, params, k)
+    scorable = _scorable(terms)
+    if len(scorable) > 1 and (floor or len(scorable) > len(chosen)):
+        every = " AND ".join(f"({match_expression([t])})" for t in scorable)
+        best = dict(hits)
+        for node_id, score in _ranked(every, _window(every), where, params, k):
+            best[node_id] = max(score, best.get(node_id, score))
+        hits = sorted(best.items(), key=lambda hit: -hit[1])[:k]
+    return hits
+
+
+def _ranked(match: str, floor: int, where: str, params: list, k: int) -> list[tuple[int, float]]:
+    """The best k visible matches of `match` from node id `floor` on, by bm25."""
+    window = "AND f.rowid >= %s " if floor else ""
+    bound = [floor] if floor else []
+    fetch = k * UNJOINED_FETCH
     with connection.cursor() as cursor:
+        # Scored in the word index alone, then judged: joining every match to memory_node for
+        # visibility cost more than bm25 itself at 1M (a random lookup a match).
+        cursor.execute(
+            "SELECT f.rowid, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
+            f"WHERE memory_node_fts MATCH %s {window}ORDER BY r DESC LIMIT %s",
+            [match, *bound, fetch],
+        )
+        ranked = cursor.fetchall()
+        if not ranked:
+            return []
+        cursor.execute(
+            f"SELECT n.id FROM memory_node n WHERE n.id IN ({','.join(['%s'] * len(ranked))}) "
+            f"AND {where}",
+            [*(i for i, _ in ranked), *params],
+        )
+        seen = {row[0] for row in cursor.fetchall()}
+        visible = [(i, r) for i, r in ranked if i in seen]
+        if len(visible) >= k or len(ranked) < fetch:
+            return visible[:k]
+        # A selective filter (a domain, a scope) left too few of the best: score within it.
         cursor.execute(
             "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
             "JOIN memory_node n ON n.id = f.rowid "
-            f"WHERE memory_node_fts MATCH %s AND {where} ORDER BY r DESC LIMIT %s",
-            [match_expression(terms), *params, k],
+            f"WHERE memory_node_fts MATCH %s {window}AND {where} ORDER BY r DESC LIMIT %s",
+            [match, *bound, *params, k],
         )
         return cursor.fetchall()
 

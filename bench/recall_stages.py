@@ -1,0 +1,112 @@
+"""Recall's stages at one size, on the copy the recall bench prepared (migrated, embedded and
+indexed; GROVE_BENCH_REUSE=1 keeps it): wall and cpu p50/p95 per recall, each stage's cpu p50,
+and how often the note a query was drawn from is in its top 10. Queries as the recall bench
+draws them (2-5 content words of a node's body), scope both, after 20 warm-up recalls.
+
+    python -m bench.recall_stages --size 1000000 [--queries 300]
+
+Cpu time beside wall time: on a shared machine wall time is mostly waiting for a core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+STAGES = [
+    ("memory.rank", "fts_candidates"),
+    ("memory.rank", "trigram_candidates"),
+    ("memory.rank", "date_candidates"),
+    ("memory.recall", "_vector_candidates"),
+    ("memory.rank", "_lawful"),
+    ("memory.rank", "_expand"),
+    ("memory.recall", "preview_rows"),
+]
+
+
+def _timed(fn: Callable[..., Any], into: list[float]) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            into.append((time.process_time() - started) * 1000)
+
+    return wrapper
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, required=True)
+    parser.add_argument("--queries", type=int, default=300)
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
+    import django
+
+    django.setup()
+    import importlib
+
+    from django.db import connection
+
+    from bench.synthetic import bench_dir, use_database
+    from memory.recall import query_terms, recall
+
+    stages: dict[str, list[float]] = defaultdict(list)
+    for module, name in STAGES:
+        mod = importlib.import_module(module)
+        setattr(mod, name, _timed(getattr(mod, name), stages[name]))
+    path = bench_dir() / f"recall-{args.size}.sqlite3"
+    if not path.exists():
+        raise SystemExit(f"{path} is missing: run the recall bench at this size first")
+    rng = random.Random(11)
+    with use_database(path):
+        step = max(1, args.size // args.queries)
+        with connection.cursor() as cursor:  # the same sample in every run, old code or new
+            cursor.execute(
+                "SELECT id, body FROM memory_node WHERE id %% %s = 7 ORDER BY id LIMIT %s",
+                [step, args.queries],
+            )
+            sample = cursor.fetchall()
+        queries = []
+        for _, body in sample:
+            words = query_terms(body)
+            queries.append(" ".join(rng.sample(words, min(len(words), rng.randint(2, 5)))))
+        for q in queries[:20]:
+            recall(q, scope="both")
+        for values in stages.values():
+            values.clear()
+        wall, cpu, found = [], [], 0
+        for (node_id, _), q in zip(sample, queries, strict=True):
+            started, started_cpu = time.perf_counter(), time.process_time()
+            ids = [p["id"] for p in recall(q, scope="both")]
+            wall.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - started_cpu) * 1000)
+            found += node_id in ids
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    load = os.getloadavg()[0]
+    print(
+        f"{args.size:,} nodes, {len(queries)} queries, load {load:.1f}: "
+        f"wall p50 {statistics.median(wall):.1f} p95 {_pct(wall, 0.95):.1f} ms; "
+        f"cpu p50 {statistics.median(cpu):.1f} p95 {_pct(cpu, 0.95):.1f} ms; "
+        f"source in top 10 {found}/{len(queries)}; peak RSS {peak:.0f} MB"
+    )
+    for name, values in stages.items():
+        if values:
+            p50, p95 = statistics.median(values), _pct(values, 0.95)
+            print(f"  {name:20s} cpu p50 {p50:6.2f} p95 {p95:6.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

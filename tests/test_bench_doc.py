@@ -1,0 +1,17 @@
+"""`python -m bench` at one size keeps the other sizes' rows of its section's first table."""
+
+from __future__ import annotations
+
+from bench.__main__ import keep_other_sizes
+
+OLD = "| n | a |\n|---|---|\n| 10,000 | 1 |\n| 100,000 | 2 |\n\nTrigram\n| 100,000 | T |\n"
+
+
+def test_rows_of_sizes_not_measured_are_carried_in_size_order():
+    new = keep_other_sizes(OLD, "| n | a |\n|---|---|\n| 1,000,000 | 3 |\n", [1_000_000])
+    assert new.splitlines()[2:] == ["| 10,000 | 1 |", "| 100,000 | 2 |", "| 1,000,000 | 3 |"]
+
+
+def test_a_later_table_led_by_sizes_is_not_merged_into_the_first():
+    new = keep_other_sizes(OLD, "| n | a |\n|---|---|\n| 1,000,000 | 3 |\n", [1_000_000])
+    assert "| 100,000 | T |" not in new

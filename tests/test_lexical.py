@@ -1,0 +1,82 @@
+"""The word index's cuts (memory.lexical): which query terms are scored, and how many of their
+documents, so a common word's long posting list never sets recall's cost."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import lexical
+from memory.visibility import Visibility
+
+
+@pytest.fixture
+def counts(monkeypatch):
+    """Document counts are cached per database name, which every test shares: start afresh."""
+    monkeypatch.setattr(lexical, "_df_cache", {})
+
+
+def everything() -> Visibility:
+    return Visibility.of(domains=None, scope="both", as_of=None)
+
+
+def test_terms_are_scored_rarest_first_within_the_postings_budget(make_note, counts, monkeypatch):
+    make_note("A kestrel hovers over the meadow.")
+    for n in range(3):
+        make_note(f"The meadow grass grows tall, field {n}.")
+    assert lexical.selective_terms(["meadow", "kestrel"]) == ["meadow", "kestrel"]
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 3)
+    assert lexical.selective_terms(["meadow", "kestrel"]) == ["kestrel"]
+
+
+def test_the_rarest_term_is_kept_even_past_the_budget(make_note, counts, monkeypatch):
+    for n in range(3):
+        make_note(f"The meadow grass grows tall, field {n}.")
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 1)
+    assert lexical.selective_terms(["meadow", "absentword"]) == ["meadow"]
+
+
+@pytest.mark.sqlite_only  # the window walks FTS5's doclists by rowid; PostgreSQL scores all
+def test_a_term_past_the_budget_scores_only_its_newest_documents(make_note, counts, monkeypatch):
+    notes = [make_note(f"The meadow grass grows tall, field {n}.") for n in range(4)]
+    found = {i for i, _ in lexical.fts_candidates(["meadow"], everything(), 10)}
+    assert found == {n.pk for n in notes}
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 2)
+    found = {i for i, _ in lexical.fts_candidates(["meadow"], everything(), 10)}
+    assert found == {notes[2].pk, notes[3].pk}
+
+
+@pytest.mark.sqlite_only
+def test_the_window_still_applies_visibility(make_note, counts, monkeypatch):
+    notes = [make_note(f"The meadow grass grows tall, field {n}.") for n in range(4)]
+    garden = make_note("The meadow in the garden domain.", domain="garden")
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 3)
+    found = {i for i, _ in lexical.fts_candidates(["meadow"], everything(), 10)}
+    assert found == {notes[2].pk, notes[3].pk, garden.pk}
+    personal = Visibility.of(domains=["personal"], scope="both", as_of=None)
+    found = {i for i, _ in lexical.fts_candidates(["meadow"], personal, 10)}
+    assert found == {notes[2].pk, notes[3].pk}
+
+
+@pytest.mark.sqlite_only  # the unjoined first pass is FTS5's
+def test_a_filter_that_leaves_too_few_of_the_best_is_scored_within(make_note, counts, monkeypatch):
+    for n in range(4):
+        make_note(f"Meadow {n}.")
+    garden = make_note(
+        "The meadow in the garden domain, a longer note than the rest.", domain="garden"
+    )
+    monkeypatch.setattr(lexical, "UNJOINED_FETCH", 1)
+    assert garden.pk not in {i for i, _ in lexical.fts_candidates(["meadow"], everything(), 2)}
+    only_garden = Visibility.of(domains=["garden"], scope="both", as_of=None)
+    assert [i for i, _ in lexical.fts_candidates(["meadow"], only_garden, 2)] == [garden.pk]
+
+
+@pytest.mark.sqlite_only
+def test_a_document_holding_every_term_is_found_outside_the_window(make_note, counts, monkeypatch):
+    both = make_note("A heron stands in the meadow.")
+    meadows = [make_note(f"The meadow, field {n}.") for n in range(2)]
+    for n in range(2):
+        make_note(f"A heron, bird {n}.")
+    monkeypatch.setattr(lexical, "FTS_POSTINGS_BUDGET", 2)
+    assert lexical.selective_terms(["meadow", "heron"]) == ["meadow"]
+    found = {i for i, _ in lexical.fts_candidates(["meadow", "heron"], everything(), 10)}
+    assert found == {both.pk, *(m.pk for m in meadows)}
