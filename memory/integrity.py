@@ -91,35 +91,41 @@ def permanent_without_event() -> list[str]:
     ]
 
 
-def edges_touching_missing_nodes() -> list[str]:
+def edges_touching_missing_nodes(*, after: int = 0) -> list[str]:
     return [
         f"edge {edge_id} ({src} -> {dst}) touches a missing node"
         for edge_id, src, dst in _rows(
-            """SELECT e.id, e.from_node_id, e.to_node_id FROM memory_edge e
-               WHERE NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = e.from_node_id)
-                  OR NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = e.to_node_id)"""
+            """SELECT e.id, e.from_node_id, e.to_node_id FROM memory_edge e WHERE e.id > %s
+               AND (NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = e.from_node_id)
+                 OR NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = e.to_node_id))""",
+            (after,),
         )
     ]
 
 
-def fts_out_of_sync() -> list[str]:
-    """Every node has exactly its row in the full-text index, and the index matches the bodies."""
+def fts_out_of_sync(*, after: int = 0) -> list[str]:
+    """Every node has exactly its row in the full-text index, and the index matches the bodies.
+    With `after`, only rows above that node id, and without FTS5's whole-index comparison."""
     if connection.vendor == "postgresql":
-        return _tsvector_out_of_sync()
+        return _tsvector_out_of_sync(after=after)
     found = [
         f"node {node_id} has no full-text row"
         for (node_id,) in _rows(
-            """SELECT id FROM memory_node WHERE id NOT IN
-               (SELECT id FROM memory_node_fts_docsize)"""
+            """SELECT id FROM memory_node WHERE id > %s AND id NOT IN
+               (SELECT id FROM memory_node_fts_docsize WHERE id > %s)""",
+            (after, after),
         )
     ]
     found += [
         f"full-text row {row_id} has no node"
         for (row_id,) in _rows(
-            """SELECT id FROM memory_node_fts_docsize WHERE id NOT IN
-               (SELECT id FROM memory_node)"""
+            """SELECT id FROM memory_node_fts_docsize WHERE id > %s AND id NOT IN
+               (SELECT id FROM memory_node WHERE id > %s)""",
+            (after, after),
         )
     ]
+    if after:
+        return found
     try:
         # FTS5's own check compares the index with the content table, token by token.
         _rows("INSERT INTO memory_node_fts(memory_node_fts, rank) VALUES ('integrity-check', 1)")
@@ -128,12 +134,14 @@ def fts_out_of_sync() -> list[str]:
     return found
 
 
-def _tsvector_out_of_sync() -> list[str]:
+def _tsvector_out_of_sync(*, after: int = 0) -> list[str]:
     """PostgreSQL's word index is a generated column of the row itself (migration 0013), so it
     cannot drift from the body; what can go wrong is the column or its index missing."""
     found = [
         f"node {node_id} has no tsvector"
-        for (node_id,) in _rows("SELECT id FROM memory_node WHERE body_tsv IS NULL")
+        for (node_id,) in _rows(
+            "SELECT id FROM memory_node WHERE id > %s AND body_tsv IS NULL", (after,)
+        )
     ]
     if not _rows("SELECT 1 FROM pg_indexes WHERE indexname = 'memory_node_body_tsv'"):
         found.append("the full-text index memory_node_body_tsv is missing")
@@ -141,16 +149,26 @@ def _tsvector_out_of_sync() -> list[str]:
 
 
 def run_checks(
-    names: list[str] | None = None, *, full_chain: bool | None = False
+    names: list[str] | None = None,
+    *,
+    full_chain: bool | None = False,
+    since: dict[str, int] | None = None,
 ) -> list[CheckResult]:
     """Run the named checks (all by default); each result lists up to MAX_EXAMPLES violations
     plus a count line when there are more. The hash chain is verified from its last checkpoint,
-    from the start when `full_chain`, or when a weekly full run is due with full_chain=None."""
+    from the start when `full_chain`, or when a weekly full run is due with full_chain=None.
+    With `since` (marks: the highest node, vector and edge ids already verified), the checks
+    in SCOPED look only at rows above their mark (memory/integrity_since.py)."""
     results = []
     for name, check in CHECKS.items():
         if names and name not in names:
             continue
-        violations = hash_chain(full=full_chain) if check is hash_chain else check()
+        if check is hash_chain:
+            violations = hash_chain(full=full_chain)
+        elif since and name in SCOPED:
+            violations = check(after=since.get(SCOPED[name], 0))  # type: ignore[call-arg]
+        else:
+            violations = check()
         if len(violations) > MAX_EXAMPLES:
             extra = len(violations) - MAX_EXAMPLES
             violations = [*violations[:MAX_EXAMPLES], f"... and {extra} more"]
@@ -161,13 +179,15 @@ def run_checks(
 # --- sleep's checks (issue 4) -------------------------------------------------------------------
 
 
-def vectors_of_wrong_dimension() -> list[str]:
-    """A blob that is not dim float32s, or a dim unlike the model's other rows (its modal dim)."""
+def vectors_of_wrong_dimension(*, after: int = 0) -> list[str]:
+    """A blob that is not dim float32s, or a dim unlike the model's other rows (its modal dim);
+    rows with an id above `after`."""
     found = [
         f"vector {vec_id} (node {node_id}, {model}) has {length} bytes for dim {dim}"
         for vec_id, node_id, model, dim, length in _rows(
             """SELECT id, node_id, model, dim, length(data) FROM memory_vector
-               WHERE length(data) != dim * 4"""
+               WHERE id > %s AND length(data) != dim * 4""",
+            (after,),
         )
     ]
     found += [
@@ -179,19 +199,20 @@ def vectors_of_wrong_dimension() -> list[str]:
                               (SELECT 1 FROM counts c2 WHERE c2.model = c1.model
                                AND (c2.c > c1.c OR (c2.c = c1.c AND c2.dim < c1.dim))))
                SELECT v.id, v.node_id, v.model, v.dim, m.dim FROM memory_vector v
-               JOIN modal m ON m.model = v.model WHERE v.dim != m.dim"""
+               JOIN modal m ON m.model = v.model WHERE v.id > %s AND v.dim != m.dim""",
+            (after,),
         )
     ]
     return found
 
 
-def vectors_nan_or_zero() -> list[str]:
-    """Vectors holding NaN or infinity, or of zero norm (nothing can be near them). Read in
-    chunks of 5,000 rows so 100k vectors never sit in memory at once."""
+def vectors_nan_or_zero(*, after: int = 0) -> list[str]:
+    """Vectors (with an id above `after`) holding NaN or infinity, or of zero norm (nothing can
+    be near them). Read in chunks of 5,000 rows so 100k vectors never sit in memory at once."""
     import numpy as np
 
     found: list[str] = []
-    last = 0
+    last = after
     while True:
         rows = _rows(
             """SELECT id, node_id, dim, data FROM memory_vector WHERE id > %s
@@ -213,12 +234,13 @@ def vectors_nan_or_zero() -> list[str]:
                 found.append(f"vector {vec_id} (node {node_id}) has {what}")
 
 
-def vectors_of_missing_nodes() -> list[str]:
+def vectors_of_missing_nodes(*, after: int = 0) -> list[str]:
     return [
         f"vector {vec_id} belongs to missing node {node_id}"
         for vec_id, node_id in _rows(
-            """SELECT v.id, v.node_id FROM memory_vector v
-               WHERE NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = v.node_id)"""
+            """SELECT v.id, v.node_id FROM memory_vector v WHERE v.id > %s
+               AND NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = v.node_id)""",
+            (after,),
         )
     ]
 
@@ -274,27 +296,30 @@ def ground_or_proposed_decayed() -> list[str]:
     ]
 
 
-def similar_edges_duplicated() -> list[str]:
-    """A pair is similar once: a->b and b->a both similar is a duplicate."""
+def similar_edges_duplicated(*, after: int = 0) -> list[str]:
+    """A pair is similar once: a->b and b->a both similar is a duplicate (the later of the two
+    with an id above `after`)."""
     return [
         f"similar edges {a_id} ({a} -> {b}) and {b_id} ({b} -> {a}) duplicate one pair"
         for a_id, a, b, b_id in _rows(
-            """SELECT x.id, x.from_node_id, x.to_node_id, y.id FROM memory_edge x
-               JOIN memory_edge y ON y.from_node_id = x.to_node_id
-                AND y.to_node_id = x.from_node_id AND y.kind = 'similar'
-               WHERE x.kind = 'similar' AND x.id < y.id"""
+            """SELECT x.id, x.from_node_id, x.to_node_id, y.id FROM memory_edge y
+               JOIN memory_edge x ON x.from_node_id = y.to_node_id
+                AND x.to_node_id = y.from_node_id AND x.kind = 'similar'
+               WHERE y.kind = 'similar' AND y.id > %s AND x.id < y.id""",
+            (after,),
         )
     ]
 
 
-def nests_not_verbatim() -> list[str]:
-    """Every nests edge (container -> part) has a part whose body is the container's body at
-    the span the part records (metadata.extract), word for word (memory/extract.py)."""
+def nests_not_verbatim(*, after: int = 0) -> list[str]:
+    """Every nests edge (container -> part; with an id above `after`) has a part whose body is
+    the container's body at the span the part records (metadata.extract), word for word."""
     found = []
     for edge_id, outer_id, inner_id, outer, inner, meta in _rows(
         """SELECT e.id, e.from_node_id, e.to_node_id, p.body, c.body, c.metadata
            FROM memory_edge e JOIN memory_node p ON p.id = e.from_node_id
-           JOIN memory_node c ON c.id = e.to_node_id WHERE e.kind = 'nests'"""
+           JOIN memory_node c ON c.id = e.to_node_id WHERE e.kind = 'nests' AND e.id > %s""",
+        (after,),
     ):
         span = (meta if isinstance(meta, dict) else json.loads(meta or "{}")).get("extract") or {}
         start, end = span.get("start"), span.get("end")
@@ -385,4 +410,18 @@ CHECKS: dict[str, Callable[[], list[str]]] = {
     "nests_not_verbatim": nests_not_verbatim,
     "live_node_holds_decayed_node": live_node_holds_decayed_node,
     "root_decayed": root_decayed,
+}
+
+# Checks that read rows one by one, and the id mark each can start above (integrity_since.py).
+SCOPED: dict[str, str] = {
+    "edges_touching_missing_nodes": "edge",
+    "fts_out_of_sync": "node",
+    "vectors_of_wrong_dimension": "vector",
+    "vectors_nan_or_zero": "vector",
+    "vectors_of_missing_nodes": "vector",
+    "similar_edges_duplicated": "edge",
+    "body_hash_mismatch": "node",
+    "nodes_disagree_with_arrival": "node",
+    "scrolls_disagree_with_pairs": "node",
+    "nests_not_verbatim": "edge",
 }

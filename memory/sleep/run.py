@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from memory.embed import embed_missing, get_embedder
 from memory.errors import Conflict, Invalid
-from memory.integrity import run_checks
+from memory.integrity_since import sleep_checks
 from memory.models import Node, SleepRun, SleepStatus
 from memory.sleep.consolidate import consolidate
 from memory.sleep.crosslink import crosslink
@@ -179,10 +179,10 @@ def _decay(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
 
 
 def _integrity(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
-    # The hash chain from its checkpoint, or from the start once a week (memory/chain.py).
-    results = run_checks(full_chain=None)
+    # What changed since the last clean run, or everything once a week (integrity_since.py).
+    results, info = sleep_checks()
     failed = {r.name: r.violations for r in results if not r.ok}
-    return {"count": sum(len(v) for v in failed.values()), "failed": failed}
+    return {"count": sum(len(v) for v in failed.values()), "failed": failed, **info}
 
 
 _STEP_FUNCS: dict[str, Callable[[int | None, bool, Callable[..., None]], dict]] = {

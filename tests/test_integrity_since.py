@@ -1,0 +1,114 @@
+"""Sleep's incremental integrity (memory/integrity_since.py): each sleep checks the rows added
+since the last clean run, everything once a week and on demand."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+import time_machine
+from _vendor import drop_trigger
+from django.db import connection
+from django.utils import timezone
+
+from memory.integrity import CHECKS, SCOPED, run_checks
+from memory.integrity_since import current_marks, last_verified
+from memory.sleep import run_sleep
+
+
+def sql(statement: str, params: list | tuple = ()) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def vector_id(node_id: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT MAX(id) FROM memory_vector WHERE node_id = %s", [node_id])
+        return cursor.fetchone()[0]
+
+
+def poison(vector: int) -> None:
+    """Overwrite a stored vector with NaNs (what vectors_nan_or_zero must catch)."""
+    sql(
+        "UPDATE memory_vector SET data = %s WHERE id = %s",
+        [np.full(256, np.nan, dtype="<f4").tobytes(), vector],
+    )
+
+
+def integrity(run) -> dict:
+    return run.steps["integrity"]
+
+
+def test_the_first_sleep_checks_everything_and_the_next_only_what_is_new(make_note):
+    make_note("A first note about the garden shed.")
+    first = integrity(run_sleep(requested_by="test"))
+    assert first["full"] is True and first["failed"] == {}
+    assert first["verified"] == current_marks()
+    make_note("A second note about the compost heap.")
+    second = integrity(run_sleep(requested_by="test"))
+    assert second["full"] is False
+    assert second["since"] == first["verified"]
+    assert second["verified"]["node"] > first["verified"]["node"]
+
+
+def test_a_broken_new_row_is_found_and_an_old_one_waits_for_the_weekly_run(make_note):
+    old = make_note("An old note, checked by the first sleep.")
+    run_sleep(requested_by="test")
+    new = make_note("A new note, embedded by the second sleep.")
+    poison(vector_id(old.pk))
+    second = integrity(run_sleep(requested_by="test"))
+    # The old vector is below the verified mark: the incremental run does not read it ...
+    assert second["full"] is False and "vectors_nan_or_zero" not in second["failed"]
+    # ... the on-demand run (manage.py integrity) does.
+    assert not {r.name: r for r in run_checks()}["vectors_nan_or_zero"].ok
+    poison(vector_id(new.pk))
+    make_note("A third note, so the next sleep has new rows.")
+    third = integrity(run_sleep(requested_by="test"))
+    assert third["full"] is False
+    assert "vectors_nan_or_zero" not in third["failed"]  # new's vector is below second's mark
+    # Once a week everything is read again (the store clock, eight days on).
+    with time_machine.travel(timezone.now() + timedelta(days=8)):
+        weekly = integrity(run_sleep(requested_by="test"))
+    assert weekly["full"] is True
+    found = " ".join(weekly["failed"]["vectors_nan_or_zero"])
+    assert f"(node {old.pk})" in found and f"(node {new.pk})" in found
+    assert "verified" not in weekly
+
+
+def test_a_run_with_violations_leaves_the_verified_point_where_it_was(make_note):
+    make_note("Checked clean.")
+    clean = integrity(run_sleep(requested_by="test"))["verified"]
+    note = make_note("Embedded, then broken before the next check.")
+    run_sleep(requested_by="test", only_step="embed")
+    poison(vector_id(note.pk))
+    failing = integrity(run_sleep(requested_by="test", only_step="integrity"))
+    assert failing["full"] is False and "vectors_nan_or_zero" in failing["failed"]
+    assert "verified" not in failing and last_verified() == clean
+    again = integrity(run_sleep(requested_by="test", only_step="integrity"))
+    assert again["since"] == clean and "vectors_nan_or_zero" in again["failed"]
+
+
+def test_each_scoped_check_reads_only_rows_above_its_mark(make_note):
+    a, b = make_note("A."), make_note("B.")
+    insert = """INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at,
+                created_by) VALUES (%s, %s, 'similar', 0.9, %s, 'test')"""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    sql(insert, [b.pk, a.pk, now])
+    sql(insert, [a.pk, b.pk, now])
+    drop_trigger("memory_node_immutable")  # as an attacker would; rolled back with the test
+    sql("UPDATE memory_node SET body_hash = %s WHERE id = %s", ["0" * 64, b.pk])
+    marks = current_marks()
+    cases = {"similar_edges_duplicated": "edge", "body_hash_mismatch": "node"}
+    for name, mark in cases.items():
+        assert SCOPED[name] == mark
+        assert CHECKS[name](), name  # the broken row is there ...
+        assert CHECKS[name](after=marks[mark] - 1), name  # ... above a mark just below it ...
+        assert CHECKS[name](after=marks[mark]) == [], name  # ... and not read above its id
+
+
+@pytest.mark.parametrize("name", sorted(SCOPED))
+def test_every_scoped_check_takes_a_mark_and_holds_on_a_clean_graph(make_note, name):
+    make_note("A clean note.")
+    run_sleep(requested_by="test")
+    assert CHECKS[name](after=0) == [] and CHECKS[name](after=10**9) == []
