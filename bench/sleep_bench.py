@@ -30,7 +30,14 @@ def fresh_graph(n: int, name: str):
     path = graph_copy(n, name)
     with use_database(path):
         shutil.rmtree(index_dir(get_embedder().name), ignore_errors=True)
+    anchors(path).unlink(missing_ok=True)
     return path
+
+
+def anchors(path):
+    """Each copy its own chain anchor file: copies share event ids, not their hashes, and one
+    shared file would report every later copy as rewritten (and keep its checks from passing)."""
+    return path.with_name(path.name + ".anchors.jsonl")
 
 
 def crosslink_agreement(n: int = AGREEMENT_NODES) -> tuple[float, int, float, float]:
@@ -110,6 +117,8 @@ def _steps(run) -> str:
 
 
 def run(sizes: list[int]) -> str:
+    from django.test import override_settings
+
     from memory.sleep import run_sleep
     from memory.sleep.decay import decay
 
@@ -130,7 +139,7 @@ def run(sizes: list[int]) -> str:
     ]
     for n in sizes:
         path = fresh_graph(n, "sleep")
-        with use_database(path):
+        with use_database(path), override_settings(GROVE_CHAIN_ANCHOR=str(anchors(path))):
             started = time.perf_counter()
             full = run_sleep(requested_by="bench")
             full_s = time.perf_counter() - started

@@ -51,17 +51,18 @@ def last_verified() -> dict[str, int] | None:
     return None
 
 
-def sleep_checks(*, full: bool | None = None) -> tuple[list[CheckResult], dict]:
-    """Run the checks as sleep does: from the last verified point, or everything when `full`
-    (with None: when the weekly run is due or nothing was verified yet). Returns the results
-    and what the step records: whether it was full, the marks it started above (since) and,
-    when every check held, the marks now verified."""
+def sleep_checks(*, full: bool = False) -> tuple[list[CheckResult], dict]:
+    """Run the checks as sleep does: from the last verified point; everything when `full`, when
+    the weekly run is due, or when nothing was verified yet (then the chain still starts at its
+    checkpoint unless its own weekly run is due). Returns the results and what the step
+    records: whether the rows were read in full, the marks it started above (since) and, when
+    every check held, the marks now verified."""
     since = last_verified()
-    if full is None:
-        full = since is None or full_due()
+    weekly = full or full_due()
+    rows_full = weekly or since is None
     marks = current_marks()  # before checking: rows arriving meanwhile wait for the next run
-    results = run_checks(full_chain=full, since=None if full else since)
-    info: dict = {"full": full, "since": None if full else since}
+    results = run_checks(full_chain=weekly, since=None if rows_full else since)
+    info: dict = {"full": rows_full, "chain_full": weekly, "since": None if rows_full else since}
     if all(r.ok for r in results):
         info["verified"] = marks
     return results, info
