@@ -190,17 +190,29 @@ def vectors_of_wrong_dimension(*, after: int = 0) -> list[str]:
             (after,),
         )
     ]
+    # Above a mark, a model's verified rows are represented by its last one at or below the
+    # mark (it had the modal dim then): no count over every vector.
+    counts = (
+        """counts AS (SELECT model, dim, count(*) AS c FROM memory_vector GROUP BY model, dim)"""
+        if not after
+        else """recent AS (SELECT model, dim, count(*) AS c FROM memory_vector WHERE id > %s
+                           GROUP BY model, dim),
+                ref AS (SELECT r.model, (SELECT o.dim FROM memory_vector o WHERE o.model = r.model
+                        AND o.id <= %s ORDER BY o.id DESC LIMIT 1) AS dim
+                        FROM (SELECT DISTINCT model FROM recent) r),
+                counts AS (SELECT model, dim, c FROM recent UNION ALL
+                           SELECT model, dim, 1000000000000 FROM ref WHERE dim IS NOT NULL)"""
+    )
     found += [
         f"vector {vec_id} (node {node_id}, {model}) has dim {dim}; the model's rows have {modal}"
         for vec_id, node_id, model, dim, modal in _rows(
-            """WITH counts AS (SELECT model, dim, count(*) AS c FROM memory_vector
-                               GROUP BY model, dim),
+            f"""WITH {counts},
                     modal AS (SELECT model, dim FROM counts c1 WHERE NOT EXISTS
                               (SELECT 1 FROM counts c2 WHERE c2.model = c1.model
                                AND (c2.c > c1.c OR (c2.c = c1.c AND c2.dim < c1.dim))))
                SELECT v.id, v.node_id, v.model, v.dim, m.dim FROM memory_vector v
                JOIN modal m ON m.model = v.model WHERE v.id > %s AND v.dim != m.dim""",
-            (after,),
+            (after, after, after) if after else (after,),
         )
     ]
     return found

@@ -112,3 +112,18 @@ def test_every_scoped_check_takes_a_mark_and_holds_on_a_clean_graph(make_note, n
     make_note("A clean note.")
     run_sleep(requested_by="test")
     assert CHECKS[name](after=0) == [] and CHECKS[name](after=10**9) == []
+
+
+def test_a_new_vector_unlike_its_models_verified_rows_is_found_above_the_mark(make_note):
+    """Above a mark the modal dim is the verified rows' (their last one), not the new rows'."""
+    a, b, c = make_note("A."), make_note("B."), make_note("C.")
+    put = """INSERT INTO memory_vector (node_id, model, dim, data, created_at)
+             VALUES (%s, 'm', %s, %s, %s)"""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    sql(put, [a.pk, 4, np.ones(4, dtype="<f4").tobytes(), now])
+    mark = current_marks()["vector"]
+    for node in (b, c):  # two new rows of another dim outnumber the one verified row
+        sql(put, [node.pk, 3, np.ones(3, dtype="<f4").tobytes(), now])
+    found = CHECKS["vectors_of_wrong_dimension"](after=mark)
+    assert len(found) == 2 and all("has dim 3; the model's rows have 4" in f for f in found)
+    assert CHECKS["vectors_of_wrong_dimension"](after=mark + 2) == []
