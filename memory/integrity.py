@@ -165,6 +165,8 @@ def run_checks(
             continue
         if check is hash_chain:
             violations = hash_chain(full=full_chain)
+        elif since and SCOPED.get(name) == "marks":
+            violations = check(marks=since)  # type: ignore[call-arg]
         elif since and name in SCOPED:
             violations = check(after=since.get(SCOPED[name], 0))  # type: ignore[call-arg]
         else:
@@ -352,23 +354,35 @@ _LAST_DECAY = """(SELECT ev.reason FROM memory_event ev WHERE ev.node_id = {n}.i
     AND ev.kind = 'decayed' ORDER BY ev.id DESC LIMIT 1)"""
 
 
-def live_node_holds_decayed_node() -> list[str]:
+# Above marks, only edges that are new or touch a node with a new event (a decay, a restore, a
+# revival, an arrival): an old edge between unchanged nodes held or not as it did when verified.
+_EDGES_SINCE = """AND e.id IN (SELECT id FROM memory_edge WHERE id > %s
+    UNION SELECT x.id FROM memory_edge x JOIN memory_event t ON t.node_id = x.to_node_id
+          WHERE t.id > %s
+    UNION SELECT x.id FROM memory_edge x JOIN memory_event t ON t.node_id = x.from_node_id
+          WHERE t.id > %s)"""
+
+
+def live_node_holds_decayed_node(*, marks: dict[str, int] | None = None) -> list[str]:
     from memory.sleep.reach import HOLDING_SQL
 
+    since = (marks["edge"], marks["event"], marks["event"]) if marks else ()
     rows = _rows(
         f"""SELECT e.from_node_id, e.kind, e.to_node_id FROM memory_edge e
             JOIN memory_node a ON a.id = e.from_node_id AND a.decayed_at IS NULL
             JOIN memory_node b ON b.id = e.to_node_id AND b.decayed_at IS NOT NULL
-            WHERE e.kind IN ({HOLDING_SQL})
+            WHERE e.kind IN ({HOLDING_SQL}) {_EDGES_SINCE if marks else ""}
             AND COALESCE({_LAST_DECAY.format(n="b")}, '') NOT IN ('owner_let_go', 'consolidated')
-            ORDER BY e.id LIMIT {MAX_EXAMPLES}"""
+            ORDER BY e.id LIMIT {MAX_EXAMPLES}""",
+        since,
     )
     return [f"live node {a} holds decayed node {b} ({kind})" for a, kind, b in rows]
 
 
-def root_decayed() -> list[str]:
+def root_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
     """A node the sweep decayed (unreachable) that was a root then: read, kept or restored by
-    the owner before, young (store clock), or ground/proposed/sealed now."""
+    the owner before, young (store clock), or ground/proposed/sealed now. Above marks, only
+    nodes with an event above the event mark (their decay, or a ceremony since)."""
     from datetime import UTC, datetime, timedelta
 
     from django.conf import settings
@@ -383,8 +397,9 @@ def root_decayed() -> list[str]:
                 EXISTS (SELECT 1 FROM memory_event c WHERE c.node_id = b.id
                 AND c.kind IN ('proposed', 'rooted', 'sealed'))
             FROM memory_node b WHERE b.decayed_at IS NOT NULL
+            {"AND b.id IN (SELECT node_id FROM memory_event WHERE id > %s)" if marks else ""}
             AND {_LAST_DECAY.format(n="b")} = 'unreachable'""",
-        (OWNER_RESTORE,),
+        (OWNER_RESTORE, marks["event"]) if marks else (OWNER_RESTORE,),
     )
     age = timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)
 
@@ -436,4 +451,6 @@ SCOPED: dict[str, str] = {
     "nodes_disagree_with_arrival": "node",
     "scrolls_disagree_with_pairs": "node",
     "nests_not_verbatim": "edge",
+    "live_node_holds_decayed_node": "marks",
+    "root_decayed": "marks",
 }

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import time_machine
 from _vendor import drop_trigger
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
+from memory import audit
 from memory.integrity import CHECKS, SCOPED, run_checks
 from memory.integrity_since import current_marks, last_verified
 from memory.sleep import run_sleep
@@ -111,7 +112,10 @@ def test_each_scoped_check_reads_only_rows_above_its_mark(make_note):
 def test_every_scoped_check_takes_a_mark_and_holds_on_a_clean_graph(make_note, name):
     make_note("A clean note.")
     run_sleep(requested_by="test")
-    assert CHECKS[name](after=0) == [] and CHECKS[name](after=10**9) == []
+    if SCOPED[name] == "marks":
+        assert CHECKS[name](marks=current_marks()) == []
+    else:
+        assert CHECKS[name](after=0) == [] and CHECKS[name](after=10**9) == []
 
 
 def test_a_new_vector_unlike_its_models_verified_rows_is_found_above_the_mark(make_note):
@@ -127,3 +131,40 @@ def test_a_new_vector_unlike_its_models_verified_rows_is_found_above_the_mark(ma
     found = CHECKS["vectors_of_wrong_dimension"](after=mark)
     assert len(found) == 2 and all("has dim 3; the model's rows have 4" in f for f in found)
     assert CHECKS["vectors_of_wrong_dimension"](after=mark + 2) == []
+
+
+def decay_raw(node_id: int, reason: str) -> None:
+    """Flag a node decayed with its event, as a faulty sweep would (raw SQL + the writer)."""
+    with transaction.atomic():
+        sql(
+            "UPDATE memory_node SET decayed_at = %s WHERE id = %s",
+            [connection.ops.adapt_datetimefield_value(timezone.now()), node_id],
+        )
+        audit.record("decayed", node=node_id, actor="sleep", reason=reason)
+
+
+def test_the_decay_checks_above_marks_see_what_was_decayed_after_them(make_note, root_note):
+    child = make_note("Derived from the notebook, still live.")
+    young = make_note("Written today.")
+    decay_raw(young.pk, "unreachable")  # a young root decayed: before the mark
+    marks = current_marks()
+    assert CHECKS["root_decayed"]() and CHECKS["root_decayed"](marks=marks) == []
+    assert CHECKS["live_node_holds_decayed_node"](marks=marks) == []
+    decay_raw(root_note.pk, "unreachable")  # held by child, and young: after the mark
+    held = f"live node {child.pk} holds decayed node {root_note.pk} (derived_from)"
+    assert CHECKS["live_node_holds_decayed_node"](marks=marks) == [held]
+    found = CHECKS["root_decayed"](marks=marks)
+    assert found == [f"root node {root_note.pk} (young) was decayed as unreachable"]
+    # A new holding edge between nodes with no new event is seen through the edge mark.
+    later = current_marks()
+    assert CHECKS["live_node_holds_decayed_node"](marks=later) == []
+    other = make_note("Another live note.")
+    edge_marks = {**current_marks(), "edge": later["edge"]}
+    sql(
+        """INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at,
+           created_by) VALUES (%s, %s, 'cites', 1.0, %s, 'test')""",
+        [other.pk, root_note.pk, connection.ops.adapt_datetimefield_value(timezone.now())],
+    )
+    assert f"live node {other.pk} holds decayed node {root_note.pk} (cites)" in " ".join(
+        CHECKS["live_node_holds_decayed_node"](marks=edge_marks)
+    )
