@@ -109,8 +109,10 @@ def _semantic_step() -> float:
 
 
 def _steps(run) -> str:
+    """Per step: wall seconds (this process's CPU seconds) / count."""
     return ", ".join(
-        f"{name} {info.get('ms', 0) / 1000:.1f}s/{info.get('count', 0)}"
+        f"{name} {info.get('ms', 0) / 1000:.1f}s ({info.get('cpu_ms', 0) / 1000:.1f})"
+        f"/{info.get('count', 0)}"
         for name, info in run.steps.items()
         if not name.startswith("_")
     )
