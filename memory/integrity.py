@@ -41,11 +41,27 @@ def _rows(sql: str, params: tuple = ()) -> list[tuple]:
         return cursor.fetchall()
 
 
-def permanent_but_decayed() -> list[str]:
+def _changed(n: str, marks: dict[str, int] | None) -> tuple[str, tuple]:
+    """Above marks: an SQL condition keeping the nodes `n` that are new or have a new event (the
+    flags below change only with an event; one changed behind the triggers waits for the
+    weekly full run). Without marks: no condition."""
+    if not marks:
+        return "", ()
+    return (
+        f"""AND {n}.id IN (SELECT node_id FROM memory_event WHERE id > %s
+                           UNION SELECT id FROM memory_node WHERE id > %s)""",
+        (marks["event"], marks["node"]),
+    )
+
+
+def permanent_but_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
+    where, params = _changed("n", marks)
     return [
         f"node {node_id} is permanent but decayed"
         for (node_id,) in _rows(
-            "SELECT id FROM memory_node WHERE permanent = TRUE AND decayed_at IS NOT NULL"
+            f"""SELECT id FROM memory_node n WHERE permanent = TRUE AND decayed_at IS NOT NULL
+                {where}""",
+            params,
         )
     ]
 
@@ -60,18 +76,21 @@ def decayed_without_event() -> list[str]:
     ]
 
 
-def lifecycle_flag_disagrees_with_latest_event() -> list[str]:
+def lifecycle_flag_disagrees_with_latest_event(*, marks: dict[str, int] | None = None) -> list[str]:
     """The decayed flag must match the latest lifecycle event (decayed vs restored/revived)."""
+    where, params = _changed("x", marks)
     rows = _rows(
-        """
+        f"""
         WITH latest AS (
-            SELECT node_id, MAX(id) AS id FROM memory_event
-            WHERE kind IN ('decayed', 'restored', 'revived') GROUP BY node_id
+            SELECT node_id, MAX(id) AS id FROM memory_event x
+            WHERE kind IN ('decayed', 'restored', 'revived') {where.replace("x.id", "x.node_id")}
+            GROUP BY node_id
         )
         SELECT n.id, e.kind, n.decayed_at IS NOT NULL
         FROM latest l JOIN memory_event e ON e.id = l.id JOIN memory_node n ON n.id = l.node_id
         WHERE (e.kind = 'decayed') != (n.decayed_at IS NOT NULL)
-        """
+        """,
+        params,
     )
     return [
         f"node {node_id} is {'decayed' if decayed else 'live'} but its latest lifecycle event "
@@ -80,13 +99,15 @@ def lifecycle_flag_disagrees_with_latest_event() -> list[str]:
     ]
 
 
-def permanent_without_event() -> list[str]:
+def permanent_without_event(*, marks: dict[str, int] | None = None) -> list[str]:
+    where, params = _changed("n", marks)
     return [
         f"node {node_id} is permanent but has no promoted_permanent event"
         for (node_id,) in _rows(
-            """SELECT n.id FROM memory_node n WHERE n.permanent = TRUE AND NOT EXISTS
+            f"""SELECT n.id FROM memory_node n WHERE n.permanent = TRUE {where} AND NOT EXISTS
                (SELECT 1 FROM memory_event e WHERE e.node_id = n.id
-                AND e.kind = 'promoted_permanent')"""
+                AND e.kind = 'promoted_permanent')""",
+            params,
         )
     ]
 
@@ -259,7 +280,7 @@ def vectors_of_missing_nodes(*, after: int = 0) -> list[str]:
     ]
 
 
-def live_nodes_without_vectors() -> list[str]:
+def live_nodes_without_vectors(*, marks: dict[str, int] | None = None) -> list[str]:
     """Live nodes a finished sleep should have embedded but did not.
 
     Only nodes the last done (non-dry) run covered are checked: its embed step records the
@@ -269,6 +290,7 @@ def live_nodes_without_vectors() -> list[str]:
     """
     import json
 
+    where, params = _changed("n", marks)
     runs = _rows(
         """SELECT started_at, steps FROM memory_sleeprun WHERE status = 'done' AND dry_run = FALSE
            ORDER BY id DESC"""
@@ -280,27 +302,29 @@ def live_nodes_without_vectors() -> list[str]:
         return [
             f"node {node_id} is live without a {embed['model']} vector after sleep run"
             for (node_id,) in _rows(
-                """SELECT n.id FROM memory_node n WHERE n.decayed_at IS NULL AND n.id <= %s
-                   AND NOT EXISTS (SELECT 1 FROM memory_vector v WHERE v.node_id = n.id
-                                   AND v.model = %s)
+                f"""SELECT n.id FROM memory_node n WHERE n.decayed_at IS NULL AND n.id <= %s
+                   {where} AND NOT EXISTS (SELECT 1 FROM memory_vector v
+                                   WHERE v.node_id = n.id AND v.model = %s)
                    AND NOT EXISTS (SELECT 1 FROM memory_event e WHERE e.node_id = n.id
                                    AND e.kind IN ('restored', 'revived') AND e.at >= %s)""",
-                (embed["through_id"], embed["model"], started_at),
+                (embed["through_id"], *params, embed["model"], started_at),
             )
         ]
     return []
 
 
-def ground_or_proposed_decayed() -> list[str]:
+def ground_or_proposed_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
     from memory.models import CEREMONY_EVENT_KINDS
     from memory.trust import trust_map
 
     kinds = ",".join(f"'{k.value}'" for k in CEREMONY_EVENT_KINDS)
+    where, params = _changed("n", marks)
     ids = [
         node_id
         for (node_id,) in _rows(
-            f"""SELECT n.id FROM memory_node n WHERE n.decayed_at IS NOT NULL AND EXISTS
-                (SELECT 1 FROM memory_event e WHERE e.node_id = n.id AND e.kind IN ({kinds}))"""
+            f"""SELECT n.id FROM memory_node n WHERE n.decayed_at IS NOT NULL {where} AND EXISTS
+                (SELECT 1 FROM memory_event e WHERE e.node_id = n.id AND e.kind IN ({kinds}))""",
+            params,
         )
     ]
     return [
@@ -453,4 +477,9 @@ SCOPED: dict[str, str] = {
     "nests_not_verbatim": "edge",
     "live_node_holds_decayed_node": "marks",
     "root_decayed": "marks",
+    "permanent_but_decayed": "marks",
+    "lifecycle_flag_disagrees_with_latest_event": "marks",
+    "permanent_without_event": "marks",
+    "ground_or_proposed_decayed": "marks",
+    "live_nodes_without_vectors": "marks",
 }

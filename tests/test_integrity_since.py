@@ -168,3 +168,20 @@ def test_the_decay_checks_above_marks_see_what_was_decayed_after_them(make_note,
     assert f"live node {other.pk} holds decayed node {root_note.pk} (cites)" in " ".join(
         CHECKS["live_node_holds_decayed_node"](marks=edge_marks)
     )
+
+
+def test_the_flag_checks_above_marks_read_only_nodes_with_a_new_event(make_note):
+    old, new = make_note("Flagged before the mark."), make_note("Flagged after it.")
+    drop_trigger("memory_node_permanent_one_way")  # as an attacker would; rolled back
+    sql(
+        "UPDATE memory_node SET permanent = TRUE, permanent_at = created_at WHERE id = %s", [old.pk]
+    )
+    marks = current_marks()
+    assert CHECKS["permanent_without_event"]()  # the full check sees the old flag ...
+    assert CHECKS["permanent_without_event"](marks=marks) == []  # ... the marks do not
+    sql(
+        "UPDATE memory_node SET permanent = TRUE, permanent_at = created_at WHERE id = %s", [new.pk]
+    )
+    audit.record("kept", node=new.pk, actor="owner", reason="")  # an event after the mark
+    found = CHECKS["permanent_without_event"](marks=marks)
+    assert found == [f"node {new.pk} is permanent but has no promoted_permanent event"]
