@@ -19,6 +19,8 @@ from memory.vector_index import CROSSLINK_PROBES, VectorIndex
 
 ASK_BLOCK = 1024  # probers per product
 FOLD_AT = 2_000_000  # candidate pairs held before they are folded into the running best
+FOLD_SLICE = 250_000  # pairs merged at once with their rows' best so far
+RELEASE_EVERY = 64  # clusters between unmapping the float16 pages read (RSS, not the cache)
 
 
 @dataclass
@@ -27,28 +29,39 @@ class Best:
     (-inf and -1 where there are fewer)."""
 
     values: np.ndarray  # (n, keep) float32
-    cols: np.ndarray  # (n, keep) int64
+    cols: np.ndarray  # (n, keep) int32
 
     @classmethod
     def empty(cls, n: int, keep: int) -> Best:
-        return cls(np.full((n, keep), -np.inf, np.float32), np.full((n, keep), -1, np.int64))
+        return cls(np.full((n, keep), -np.inf, np.float32), np.full((n, keep), -1, np.int32))
 
     def fold(self, pos: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
         """Fold in candidate pairs (position, index row, cosine): each position keeps its best
-        `keep`, the higher cosine first; among equal cosines what was there first stays first."""
+        `keep`, the higher cosine first; among equal cosines what was there first stays first.
+        A slice of positions at a time, so the merge never holds every row's best at once."""
         if len(pos) == 0:
             return
+        order = np.argsort(pos, kind="stable")
+        pos, cols, values = pos[order], cols[order], values[order]
+        start = 0
+        while start < len(pos):
+            # A slice ends where its last position's pairs end: each position folds once.
+            end = int(np.searchsorted(pos, pos[min(start + FOLD_SLICE, len(pos)) - 1], "right"))
+            self._fold_sorted(pos[start:end], cols[start:end], values[start:end])
+            start = end
+
+    def _fold_sorted(self, pos: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
         keep = self.values.shape[1]
         touched, inverse = np.unique(pos, return_inverse=True)
         at = np.concatenate([np.repeat(np.arange(len(touched)), keep), inverse])
         vals = np.concatenate([self.values[touched].ravel(), values.astype(np.float32)])
-        cs = np.concatenate([self.cols[touched].ravel(), cols])
+        cs = np.concatenate([self.cols[touched].ravel(), cols.astype(np.int32)])
         order = np.lexsort((-vals, at))  # stable: by position, then best first
         at, vals, cs = at[order], vals[order], cs[order]
         rank = np.arange(len(at)) - np.searchsorted(at, at)
         kept = rank < keep
         new_values = np.full((len(touched), keep), -np.inf, np.float32)
-        new_cols = np.full((len(touched), keep), -1, np.int64)
+        new_cols = np.full((len(touched), keep), -1, np.int32)
         new_values[at[kept], rank[kept]] = vals[kept]
         new_cols[at[kept], rank[kept]] = cs[kept]
         self.values[touched], self.cols[touched] = new_values, new_cols
@@ -101,7 +114,7 @@ def join(
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     pending = 0
     for done, c in enumerate(np.nonzero(np.diff(ask_bounds))[0]):
-        if done % 256 == 255:
+        if done % RELEASE_EVERY == RELEASE_EVERY - 1:
             index.release()  # the join reads every row once; keep resident only a window
         targets = members[member_bounds[c] : member_bounds[c + 1]]
         if len(targets) == 0:
