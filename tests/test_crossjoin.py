@@ -38,3 +38,14 @@ def test_rows_without_candidates_have_none():
     best = Best.empty(3, 2)
     best.fold(np.array([1]), np.array([9]), np.array([0.7], dtype=np.float32))
     assert best.pairs(np.arange(3), np.array([10, 11, 12])) == {11: [(np.float32(0.7), 9)]}
+
+
+def test_a_dense_block_keeps_each_rows_best_few():
+    rng = np.random.default_rng(5)
+    sims = rng.uniform(0.6, 1.0, size=(6, 40)).astype(np.float32)
+    r_idx, c_idx = np.nonzero(sims >= 0.6)
+    rows, cols = crossjoin._best_in_block(sims, r_idx, c_idx, 3)
+    assert len(rows) == 6 * 3
+    for r in range(6):
+        kept = sorted(sims[r, cols[rows == r]].tolist(), reverse=True)
+        assert kept == sorted(sims[r].tolist(), reverse=True)[:3]

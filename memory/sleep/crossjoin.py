@@ -125,6 +125,7 @@ def join(
             asking[ask_bounds[c] : ask_bounds[c + 1]],
             targets,
             min_cosine=min_cosine,
+            keep=keep,
         ):
             found.append(part)
             pending += len(part[0])
@@ -143,6 +144,7 @@ def _cluster_pairs(
     targets: np.ndarray,
     *,
     min_cosine: float,
+    keep: int,
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(position, index row, cosine) of the pairs above the threshold between the probers at
     positions `asking` and one cluster's `targets`, both sorted by (domain, id)."""
@@ -166,5 +168,20 @@ def _cluster_pairs(
             r_idx, c_idx = np.nonzero(sims >= min_cosine)
             older = target_ids[t0 + c_idx] < row_ids[r_idx]
             r_idx, c_idx = r_idx[older], c_idx[older]
+            if len(r_idx) > len(block) * keep:
+                r_idx, c_idx = _best_in_block(sims, r_idx, c_idx, keep)
             parts.append((block[r_idx], targets[t0 + c_idx], sims[r_idx, c_idx]))
     return parts
+
+
+def _best_in_block(
+    sims: np.ndarray, r_idx: np.ndarray, c_idx: np.ndarray, keep: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A dense block (a region of near-identical short texts puts hundreds of millions of
+    pairs above the threshold): only each row's best `keep` of the block can be among its
+    best overall, so only those are kept (which of equal cosines at the cut is arbitrary)."""
+    masked = np.full(sims.shape, -np.inf, dtype=np.float32)
+    masked[r_idx, c_idx] = sims[r_idx, c_idx]
+    top = np.argpartition(-masked, keep - 1, axis=1)[:, :keep]
+    rows, k = np.nonzero(np.take_along_axis(masked, top, axis=1) > -np.inf)
+    return rows, top[rows, k]
