@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 import numpy as np
@@ -22,7 +24,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from memory.models import Node
+from memory.models import Event, Node
 
 
 class Embedder(Protocol):
@@ -109,12 +111,26 @@ def from_blob(blob: bytes | memoryview, dim: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4", count=dim)
 
 
+@dataclass(frozen=True)
+class Since:
+    """Where a complete earlier run left off: every live node up to `through_id` had its vector
+    then; a node since revived or restored (at or after `started`) may lack one."""
+
+    through_id: int
+    started: datetime
+
+
 def embed_missing(
-    *, limit: int | None = None, batch: int = 512, embedder: Embedder | None = None
+    *,
+    limit: int | None = None,
+    batch: int = 512,
+    embedder: Embedder | None = None,
+    since: Since | None = None,
 ) -> int:
     """Embed live nodes that have no vector for the current model (or `embedder`, a model not
     yet published), in batches of `batch`, each batch in its own transaction. Store clock order
-    (oldest first). Returns how many were made.
+    (oldest first). Returns how many were made. With `since`, only nodes above its mark and
+    nodes revived or restored since are looked at (no anti-join over the whole graph).
 
     One query lists what is missing (ids only); bodies are then read a batch at a time and the
     vectors written with one INSERT per batch, so the work grows with the nodes embedded (not
@@ -123,7 +139,7 @@ def embed_missing(
     embedder = embedder or get_embedder()
     made = 0
     while limit is None or made < limit:
-        ids = _missing_ids(embedder.name, None if limit is None else limit - made)
+        ids = missing_ids(embedder.name, limit=None if limit is None else limit - made, since=since)
         if len(ids) == 0:
             break
         for start in range(0, len(ids), batch):
@@ -131,15 +147,22 @@ def embed_missing(
     return made
 
 
-def _missing_ids(model: str, limit: int | None) -> np.ndarray:
+def missing_ids(model: str, *, limit: int | None = None, since: Since | None = None) -> np.ndarray:
     """Ids of live nodes without a `model` vector, oldest first (store clock, then id)."""
-    missing = (
-        Node.objects.filter(decayed_at__isnull=True)
-        .exclude(vectors__model=model)
-        .order_by("created_at", "id")
-        .values_list("id", flat=True)
-    )
-    return np.fromiter(missing[:limit] if limit is not None else missing.iterator(), np.int64)
+    missing = Node.objects.filter(decayed_at__isnull=True).exclude(vectors__model=model)
+    if since is not None:
+        back = Event.objects.filter(kind__in=["restored", "revived"], at__gte=since.started)
+        found = sorted(
+            [
+                *missing.filter(pk__gt=since.through_id).values_list("created_at", "id"),
+                *missing.filter(pk__lte=since.through_id)
+                .filter(pk__in=back.values("node_id"))
+                .values_list("created_at", "id"),
+            ]
+        )
+        return np.array([node_id for _, node_id in found[:limit]], dtype=np.int64)
+    listing = missing.order_by("created_at", "id").values_list("id", flat=True)
+    return np.fromiter(listing[:limit] if limit is not None else listing.iterator(), np.int64)
 
 
 _INSERT = (

@@ -102,3 +102,18 @@ def test_vectors_written_in_bulk_match_a_direct_embedding(make_note, embedder):
     for note in notes:
         stored = Vector.objects.get(node=note, model=embedder.name)
         assert np.array_equal(from_blob(stored.data, stored.dim), embedder.embed([note.body])[0])
+
+
+def test_a_later_sleep_embeds_what_arrived_or_came_back_since_the_last_complete_run(make_note):
+    from memory.sleep import run_sleep
+    from memory.sleep.decay import let_go, restore
+
+    gone = make_note("let go before the first sleep, restored after it")
+    let_go(gone.pk, actor="owner")
+    first = run_sleep(requested_by="test").steps["embed"]
+    assert first["complete"] and not Vector.objects.filter(node_id=gone.pk).exists()
+    restore(gone.pk, actor="owner")
+    later = make_note("arrived after the first sleep")
+    second = run_sleep(requested_by="test").steps["embed"]
+    assert second["count"] == 2 and second["complete"]
+    assert Vector.objects.filter(node_id__in=[gone.pk, later.pk]).count() == 2
