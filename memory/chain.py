@@ -74,8 +74,13 @@ def event_digest(
     snapshot: Any,
     detail: Any,
     token_id: int | None,
+    canonical_already: bool = False,
 ) -> str:
-    """sha256 hex of the previous hash and this event's canonical JSON (sorted keys, UTF-8)."""
+    """sha256 hex of the previous hash and this event's canonical JSON (sorted keys, UTF-8).
+    `canonical_already`: snapshot and detail were just parsed from JSON text (the verifier
+    reading SQLite), which the round trip through canonical() would give back unchanged."""
+    if not canonical_already:
+        snapshot, detail = canonical(snapshot or {}), canonical(detail or {})
     content = {
         "prev": prev,
         "at": _instant(at),
@@ -84,8 +89,8 @@ def event_digest(
         "actor": actor,
         "reason": reason,
         "related_node": related_node_id,
-        "snapshot": canonical(snapshot or {}),
-        "detail": canonical(detail or {}),
+        "snapshot": snapshot or {},
+        "detail": detail or {},
         "token": token_id,
     }
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -143,6 +148,7 @@ def digest_of_row(row: tuple, prev: str) -> str:
         snapshot=_json(snapshot),
         detail=_json(detail),
         token_id=token_id,
+        canonical_already=isinstance(snapshot, str) and isinstance(detail, str),
     )
 
 

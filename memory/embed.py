@@ -17,15 +17,18 @@ import functools
 import hashlib
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 import numpy as np
 import scipy.sparse
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
+from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from memory.models import Node, Vector
+from memory.models import Event, Node
 
 logger = logging.getLogger(__name__)
 
@@ -126,32 +129,89 @@ def from_blob(blob: bytes | memoryview, dim: int) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f4", count=dim)
 
 
+@dataclass(frozen=True)
+class Since:
+    """Where a complete earlier run left off: every live node up to `through_id` had its vector
+    then; a node since revived or restored (at or after `started`) may lack one."""
+
+    through_id: int
+    started: datetime
+
+
 def embed_missing(
-    *, limit: int | None = None, batch: int = 512, embedder: Embedder | None = None
+    *,
+    limit: int | None = None,
+    batch: int = 512,
+    embedder: Embedder | None = None,
+    since: Since | None = None,
 ) -> int:
     """Embed live nodes that have no vector for the current model (or `embedder`, a model not
     yet published), in batches of `batch`, each batch in its own transaction. Store clock order
-    (oldest first). Returns how many were made."""
+    (oldest first). Returns how many were made. With `since`, only nodes above its mark and
+    nodes revived or restored since are looked at (no anti-join over the whole graph).
+
+    One query lists what is missing (ids only); bodies are then read a batch at a time and the
+    vectors written with one INSERT per batch, so the work grows with the nodes embedded (not
+    with a re-scan of the graph per batch) and only one batch of bodies is in memory. Nodes
+    that arrive meanwhile are found by the next listing."""
     embedder = embedder or get_embedder()
     made = 0
     while limit is None or made < limit:
-        size = batch if limit is None else min(batch, limit - made)
-        rows = list(
-            Node.objects.filter(decayed_at__isnull=True)
-            .exclude(vectors__model=embedder.name)
-            .order_by("created_at", "id")
-            .values_list("id", "body")[:size]
-        )
-        if not rows:
+        ids = missing_ids(embedder.name, limit=None if limit is None else limit - made, since=since)
+        if len(ids) == 0:
             break
-        matrix = embedder.embed([body for _, body in rows])
-        with transaction.atomic():
-            Vector.objects.bulk_create(
-                [
-                    Vector(node_id=node_id, model=embedder.name, dim=embedder.dim, data=to_blob(v))
-                    for (node_id, _), v in zip(rows, matrix, strict=True)
-                ],
-                ignore_conflicts=True,
-            )
-        made += len(rows)
+        for start in range(0, len(ids), batch):
+            made += _embed_batch(embedder, ids[start : start + batch])
     return made
+
+
+def missing_ids(model: str, *, limit: int | None = None, since: Since | None = None) -> np.ndarray:
+    """Ids of live nodes without a `model` vector, oldest first (store clock, then id)."""
+    missing = Node.objects.filter(decayed_at__isnull=True).exclude(vectors__model=model)
+    if since is not None:
+        back = Event.objects.filter(kind__in=["restored", "revived"], at__gte=since.started)
+        found = sorted(
+            [
+                *missing.filter(pk__gt=since.through_id).values_list("created_at", "id"),
+                *missing.filter(pk__lte=since.through_id)
+                .filter(pk__in=back.values("node_id"))
+                .values_list("created_at", "id"),
+            ]
+        )
+        return np.array([node_id for _, node_id in found[:limit]], dtype=np.int64)
+    listing = missing.order_by("created_at", "id").values_list("id", flat=True)
+    return np.fromiter(listing[:limit] if limit is not None else listing.iterator(), np.int64)
+
+
+_INSERT = (
+    "INSERT INTO memory_vector (node_id, model, dim, data, created_at) "
+    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
+)
+
+
+def _embed_batch(embedder: Embedder, ids: np.ndarray) -> int:
+    """Embed and store the nodes `ids` that are still live; returns how many."""
+    wanted = [int(i) for i in ids]
+    order = {node_id: k for k, node_id in enumerate(wanted)}
+    with connection.cursor() as cursor:
+        rows: list[tuple[int, str]] = []
+        for start in range(0, len(wanted), 900):  # under every backend's parameter limit
+            chunk = wanted[start : start + 900]
+            cursor.execute(
+                f"SELECT id, body FROM memory_node WHERE decayed_at IS NULL AND id IN "
+                f"({','.join(['%s'] * len(chunk))})",
+                chunk,
+            )
+            rows += cursor.fetchall()
+    if not rows:
+        return 0
+    rows.sort(key=lambda row: order[row[0]])
+    matrix = embedder.embed([body for _, body in rows])
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = [
+        (node_id, embedder.name, embedder.dim, to_blob(vector), now)
+        for (node_id, _), vector in zip(rows, matrix, strict=True)
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(_INSERT, params)
+    return len(rows)

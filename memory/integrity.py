@@ -41,11 +41,27 @@ def _rows(sql: str, params: tuple = ()) -> list[tuple]:
         return cursor.fetchall()
 
 
-def permanent_but_decayed() -> list[str]:
+def _changed(n: str, marks: dict[str, int] | None) -> tuple[str, tuple]:
+    """Above marks: an SQL condition keeping the nodes `n` that are new or have a new event (the
+    flags below change only with an event; one changed behind the triggers waits for the
+    weekly full run). Without marks: no condition."""
+    if not marks:
+        return "", ()
+    return (
+        f"""AND {n}.id IN (SELECT node_id FROM memory_event WHERE id > %s
+                           UNION SELECT id FROM memory_node WHERE id > %s)""",
+        (marks["event"], marks["node"]),
+    )
+
+
+def permanent_but_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
+    where, params = _changed("n", marks)
     return [
         f"node {node_id} is permanent but decayed"
         for (node_id,) in _rows(
-            "SELECT id FROM memory_node WHERE permanent = TRUE AND decayed_at IS NOT NULL"
+            f"""SELECT id FROM memory_node n WHERE permanent = TRUE AND decayed_at IS NOT NULL
+                {where}""",
+            params,
         )
     ]
 
@@ -60,18 +76,21 @@ def decayed_without_event() -> list[str]:
     ]
 
 
-def lifecycle_flag_disagrees_with_latest_event() -> list[str]:
+def lifecycle_flag_disagrees_with_latest_event(*, marks: dict[str, int] | None = None) -> list[str]:
     """The decayed flag must match the latest lifecycle event (decayed vs restored/revived)."""
+    where, params = _changed("x", marks)
     rows = _rows(
-        """
+        f"""
         WITH latest AS (
-            SELECT node_id, MAX(id) AS id FROM memory_event
-            WHERE kind IN ('decayed', 'restored', 'revived') GROUP BY node_id
+            SELECT node_id, MAX(id) AS id FROM memory_event x
+            WHERE kind IN ('decayed', 'restored', 'revived') {where.replace("x.id", "x.node_id")}
+            GROUP BY node_id
         )
         SELECT n.id, e.kind, n.decayed_at IS NOT NULL
         FROM latest l JOIN memory_event e ON e.id = l.id JOIN memory_node n ON n.id = l.node_id
         WHERE (e.kind = 'decayed') != (n.decayed_at IS NOT NULL)
-        """
+        """,
+        params,
     )
     return [
         f"node {node_id} is {'decayed' if decayed else 'live'} but its latest lifecycle event "
@@ -80,46 +99,54 @@ def lifecycle_flag_disagrees_with_latest_event() -> list[str]:
     ]
 
 
-def permanent_without_event() -> list[str]:
+def permanent_without_event(*, marks: dict[str, int] | None = None) -> list[str]:
+    where, params = _changed("n", marks)
     return [
         f"node {node_id} is permanent but has no promoted_permanent event"
         for (node_id,) in _rows(
-            """SELECT n.id FROM memory_node n WHERE n.permanent = TRUE AND NOT EXISTS
+            f"""SELECT n.id FROM memory_node n WHERE n.permanent = TRUE {where} AND NOT EXISTS
                (SELECT 1 FROM memory_event e WHERE e.node_id = n.id
-                AND e.kind = 'promoted_permanent')"""
+                AND e.kind = 'promoted_permanent')""",
+            params,
         )
     ]
 
 
-def edges_touching_missing_nodes() -> list[str]:
+def edges_touching_missing_nodes(*, after: int = 0) -> list[str]:
     return [
         f"edge {edge_id} ({src} -> {dst}) touches a missing node"
         for edge_id, src, dst in _rows(
-            """SELECT e.id, e.from_node_id, e.to_node_id FROM memory_edge e
-               WHERE NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = e.from_node_id)
-                  OR NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = e.to_node_id)"""
+            """SELECT e.id, e.from_node_id, e.to_node_id FROM memory_edge e WHERE e.id > %s
+               AND (NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = e.from_node_id)
+                 OR NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = e.to_node_id))""",
+            (after,),
         )
     ]
 
 
-def fts_out_of_sync() -> list[str]:
-    """Every node has exactly its row in the full-text index, and the index matches the bodies."""
+def fts_out_of_sync(*, after: int = 0) -> list[str]:
+    """Every node has exactly its row in the full-text index, and the index matches the bodies.
+    With `after`, only rows above that node id, and without FTS5's whole-index comparison."""
     if connection.vendor == "postgresql":
-        return _tsvector_out_of_sync()
+        return _tsvector_out_of_sync(after=after)
     found = [
         f"node {node_id} has no full-text row"
         for (node_id,) in _rows(
-            """SELECT id FROM memory_node WHERE id NOT IN
-               (SELECT id FROM memory_node_fts_docsize)"""
+            """SELECT id FROM memory_node WHERE id > %s AND id NOT IN
+               (SELECT id FROM memory_node_fts_docsize WHERE id > %s)""",
+            (after, after),
         )
     ]
     found += [
         f"full-text row {row_id} has no node"
         for (row_id,) in _rows(
-            """SELECT id FROM memory_node_fts_docsize WHERE id NOT IN
-               (SELECT id FROM memory_node)"""
+            """SELECT id FROM memory_node_fts_docsize WHERE id > %s AND id NOT IN
+               (SELECT id FROM memory_node WHERE id > %s)""",
+            (after, after),
         )
     ]
+    if after:
+        return found
     try:
         # FTS5's own check compares the index with the content table, token by token.
         _rows("INSERT INTO memory_node_fts(memory_node_fts, rank) VALUES ('integrity-check', 1)")
@@ -128,12 +155,14 @@ def fts_out_of_sync() -> list[str]:
     return found
 
 
-def _tsvector_out_of_sync() -> list[str]:
+def _tsvector_out_of_sync(*, after: int = 0) -> list[str]:
     """PostgreSQL's word index is a generated column of the row itself (migration 0013), so it
     cannot drift from the body; what can go wrong is the column or its index missing."""
     found = [
         f"node {node_id} has no tsvector"
-        for (node_id,) in _rows("SELECT id FROM memory_node WHERE body_tsv IS NULL")
+        for (node_id,) in _rows(
+            "SELECT id FROM memory_node WHERE id > %s AND body_tsv IS NULL", (after,)
+        )
     ]
     if not _rows("SELECT 1 FROM pg_indexes WHERE indexname = 'memory_node_body_tsv'"):
         found.append("the full-text index memory_node_body_tsv is missing")
@@ -141,16 +170,28 @@ def _tsvector_out_of_sync() -> list[str]:
 
 
 def run_checks(
-    names: list[str] | None = None, *, full_chain: bool | None = False
+    names: list[str] | None = None,
+    *,
+    full_chain: bool | None = False,
+    since: dict[str, int] | None = None,
 ) -> list[CheckResult]:
     """Run the named checks (all by default); each result lists up to MAX_EXAMPLES violations
     plus a count line when there are more. The hash chain is verified from its last checkpoint,
-    from the start when `full_chain`, or when a weekly full run is due with full_chain=None."""
+    from the start when `full_chain`, or when a weekly full run is due with full_chain=None.
+    With `since` (marks: the highest node, vector and edge ids already verified), the checks
+    in SCOPED look only at rows above their mark (memory/integrity_since.py)."""
     results = []
     for name, check in CHECKS.items():
         if names and name not in names:
             continue
-        violations = hash_chain(full=full_chain) if check is hash_chain else check()
+        if check is hash_chain:
+            violations = hash_chain(full=full_chain)
+        elif since and SCOPED.get(name) == "marks":
+            violations = check(marks=since)  # type: ignore[call-arg]
+        elif since and name in SCOPED:
+            violations = check(after=since.get(SCOPED[name], 0))  # type: ignore[call-arg]
+        else:
+            violations = check()
         if len(violations) > MAX_EXAMPLES:
             extra = len(violations) - MAX_EXAMPLES
             violations = [*violations[:MAX_EXAMPLES], f"... and {extra} more"]
@@ -161,37 +202,52 @@ def run_checks(
 # --- sleep's checks (issue 4) -------------------------------------------------------------------
 
 
-def vectors_of_wrong_dimension() -> list[str]:
-    """A blob that is not dim float32s, or a dim unlike the model's other rows (its modal dim)."""
+def vectors_of_wrong_dimension(*, after: int = 0) -> list[str]:
+    """A blob that is not dim float32s, or a dim unlike the model's other rows (its modal dim);
+    rows with an id above `after`."""
     found = [
         f"vector {vec_id} (node {node_id}, {model}) has {length} bytes for dim {dim}"
         for vec_id, node_id, model, dim, length in _rows(
             """SELECT id, node_id, model, dim, length(data) FROM memory_vector
-               WHERE length(data) != dim * 4"""
+               WHERE id > %s AND length(data) != dim * 4""",
+            (after,),
         )
     ]
+    # Above a mark, a model's verified rows are represented by its last one at or below the
+    # mark (it had the modal dim then): no count over every vector.
+    counts = (
+        """counts AS (SELECT model, dim, count(*) AS c FROM memory_vector GROUP BY model, dim)"""
+        if not after
+        else """recent AS (SELECT model, dim, count(*) AS c FROM memory_vector WHERE id > %s
+                           GROUP BY model, dim),
+                ref AS (SELECT r.model, (SELECT o.dim FROM memory_vector o WHERE o.model = r.model
+                        AND o.id <= %s ORDER BY o.id DESC LIMIT 1) AS dim
+                        FROM (SELECT DISTINCT model FROM recent) r),
+                counts AS (SELECT model, dim, c FROM recent UNION ALL
+                           SELECT model, dim, 1000000000000 FROM ref WHERE dim IS NOT NULL)"""
+    )
     found += [
         f"vector {vec_id} (node {node_id}, {model}) has dim {dim}; the model's rows have {modal}"
         for vec_id, node_id, model, dim, modal in _rows(
-            """WITH counts AS (SELECT model, dim, count(*) AS c FROM memory_vector
-                               GROUP BY model, dim),
+            f"""WITH {counts},
                     modal AS (SELECT model, dim FROM counts c1 WHERE NOT EXISTS
                               (SELECT 1 FROM counts c2 WHERE c2.model = c1.model
                                AND (c2.c > c1.c OR (c2.c = c1.c AND c2.dim < c1.dim))))
                SELECT v.id, v.node_id, v.model, v.dim, m.dim FROM memory_vector v
-               JOIN modal m ON m.model = v.model WHERE v.dim != m.dim"""
+               JOIN modal m ON m.model = v.model WHERE v.id > %s AND v.dim != m.dim""",
+            (after, after, after) if after else (after,),
         )
     ]
     return found
 
 
-def vectors_nan_or_zero() -> list[str]:
-    """Vectors holding NaN or infinity, or of zero norm (nothing can be near them). Read in
-    chunks of 5,000 rows so 100k vectors never sit in memory at once."""
+def vectors_nan_or_zero(*, after: int = 0) -> list[str]:
+    """Vectors (with an id above `after`) holding NaN or infinity, or of zero norm (nothing can
+    be near them). Read in chunks of 5,000 rows so 100k vectors never sit in memory at once."""
     import numpy as np
 
     found: list[str] = []
-    last = 0
+    last = after
     while True:
         rows = _rows(
             """SELECT id, node_id, dim, data FROM memory_vector WHERE id > %s
@@ -213,17 +269,18 @@ def vectors_nan_or_zero() -> list[str]:
                 found.append(f"vector {vec_id} (node {node_id}) has {what}")
 
 
-def vectors_of_missing_nodes() -> list[str]:
+def vectors_of_missing_nodes(*, after: int = 0) -> list[str]:
     return [
         f"vector {vec_id} belongs to missing node {node_id}"
         for vec_id, node_id in _rows(
-            """SELECT v.id, v.node_id FROM memory_vector v
-               WHERE NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = v.node_id)"""
+            """SELECT v.id, v.node_id FROM memory_vector v WHERE v.id > %s
+               AND NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = v.node_id)""",
+            (after,),
         )
     ]
 
 
-def live_nodes_without_vectors() -> list[str]:
+def live_nodes_without_vectors(*, marks: dict[str, int] | None = None) -> list[str]:
     """Live nodes a finished sleep should have embedded but did not.
 
     Only nodes the last done (non-dry) run covered are checked: its embed step records the
@@ -233,6 +290,7 @@ def live_nodes_without_vectors() -> list[str]:
     """
     import json
 
+    where, params = _changed("n", marks)
     runs = _rows(
         """SELECT started_at, steps FROM memory_sleeprun WHERE status = 'done' AND dry_run = FALSE
            ORDER BY id DESC"""
@@ -244,27 +302,29 @@ def live_nodes_without_vectors() -> list[str]:
         return [
             f"node {node_id} is live without a {embed['model']} vector after sleep run"
             for (node_id,) in _rows(
-                """SELECT n.id FROM memory_node n WHERE n.decayed_at IS NULL AND n.id <= %s
-                   AND NOT EXISTS (SELECT 1 FROM memory_vector v WHERE v.node_id = n.id
-                                   AND v.model = %s)
+                f"""SELECT n.id FROM memory_node n WHERE n.decayed_at IS NULL AND n.id <= %s
+                   {where} AND NOT EXISTS (SELECT 1 FROM memory_vector v
+                                   WHERE v.node_id = n.id AND v.model = %s)
                    AND NOT EXISTS (SELECT 1 FROM memory_event e WHERE e.node_id = n.id
                                    AND e.kind IN ('restored', 'revived') AND e.at >= %s)""",
-                (embed["through_id"], embed["model"], started_at),
+                (embed["through_id"], *params, embed["model"], started_at),
             )
         ]
     return []
 
 
-def ground_or_proposed_decayed() -> list[str]:
+def ground_or_proposed_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
     from memory.models import CEREMONY_EVENT_KINDS
     from memory.trust import trust_map
 
     kinds = ",".join(f"'{k.value}'" for k in CEREMONY_EVENT_KINDS)
+    where, params = _changed("n", marks)
     ids = [
         node_id
         for (node_id,) in _rows(
-            f"""SELECT n.id FROM memory_node n WHERE n.decayed_at IS NOT NULL AND EXISTS
-                (SELECT 1 FROM memory_event e WHERE e.node_id = n.id AND e.kind IN ({kinds}))"""
+            f"""SELECT n.id FROM memory_node n WHERE n.decayed_at IS NOT NULL {where} AND EXISTS
+                (SELECT 1 FROM memory_event e WHERE e.node_id = n.id AND e.kind IN ({kinds}))""",
+            params,
         )
     ]
     return [
@@ -274,27 +334,30 @@ def ground_or_proposed_decayed() -> list[str]:
     ]
 
 
-def similar_edges_duplicated() -> list[str]:
-    """A pair is similar once: a->b and b->a both similar is a duplicate."""
+def similar_edges_duplicated(*, after: int = 0) -> list[str]:
+    """A pair is similar once: a->b and b->a both similar is a duplicate (the later of the two
+    with an id above `after`)."""
     return [
         f"similar edges {a_id} ({a} -> {b}) and {b_id} ({b} -> {a}) duplicate one pair"
         for a_id, a, b, b_id in _rows(
-            """SELECT x.id, x.from_node_id, x.to_node_id, y.id FROM memory_edge x
-               JOIN memory_edge y ON y.from_node_id = x.to_node_id
-                AND y.to_node_id = x.from_node_id AND y.kind = 'similar'
-               WHERE x.kind = 'similar' AND x.id < y.id"""
+            """SELECT x.id, x.from_node_id, x.to_node_id, y.id FROM memory_edge y
+               JOIN memory_edge x ON x.from_node_id = y.to_node_id
+                AND x.to_node_id = y.from_node_id AND x.kind = 'similar'
+               WHERE y.kind = 'similar' AND y.id > %s AND x.id < y.id""",
+            (after,),
         )
     ]
 
 
-def nests_not_verbatim() -> list[str]:
-    """Every nests edge (container -> part) has a part whose body is the container's body at
-    the span the part records (metadata.extract), word for word (memory/extract.py)."""
+def nests_not_verbatim(*, after: int = 0) -> list[str]:
+    """Every nests edge (container -> part; with an id above `after`) has a part whose body is
+    the container's body at the span the part records (metadata.extract), word for word."""
     found = []
     for edge_id, outer_id, inner_id, outer, inner, meta in _rows(
         """SELECT e.id, e.from_node_id, e.to_node_id, p.body, c.body, c.metadata
            FROM memory_edge e JOIN memory_node p ON p.id = e.from_node_id
-           JOIN memory_node c ON c.id = e.to_node_id WHERE e.kind = 'nests'"""
+           JOIN memory_node c ON c.id = e.to_node_id WHERE e.kind = 'nests' AND e.id > %s""",
+        (after,),
     ):
         span = (meta if isinstance(meta, dict) else json.loads(meta or "{}")).get("extract") or {}
         start, end = span.get("start"), span.get("end")
@@ -315,23 +378,35 @@ _LAST_DECAY = """(SELECT ev.reason FROM memory_event ev WHERE ev.node_id = {n}.i
     AND ev.kind = 'decayed' ORDER BY ev.id DESC LIMIT 1)"""
 
 
-def live_node_holds_decayed_node() -> list[str]:
+# Above marks, only edges that are new or touch a node with a new event (a decay, a restore, a
+# revival, an arrival): an old edge between unchanged nodes held or not as it did when verified.
+_EDGES_SINCE = """AND e.id IN (SELECT id FROM memory_edge WHERE id > %s
+    UNION SELECT x.id FROM memory_edge x JOIN memory_event t ON t.node_id = x.to_node_id
+          WHERE t.id > %s
+    UNION SELECT x.id FROM memory_edge x JOIN memory_event t ON t.node_id = x.from_node_id
+          WHERE t.id > %s)"""
+
+
+def live_node_holds_decayed_node(*, marks: dict[str, int] | None = None) -> list[str]:
     from memory.sleep.reach import HOLDING_SQL
 
+    since = (marks["edge"], marks["event"], marks["event"]) if marks else ()
     rows = _rows(
         f"""SELECT e.from_node_id, e.kind, e.to_node_id FROM memory_edge e
             JOIN memory_node a ON a.id = e.from_node_id AND a.decayed_at IS NULL
             JOIN memory_node b ON b.id = e.to_node_id AND b.decayed_at IS NOT NULL
-            WHERE e.kind IN ({HOLDING_SQL})
+            WHERE e.kind IN ({HOLDING_SQL}) {_EDGES_SINCE if marks else ""}
             AND COALESCE({_LAST_DECAY.format(n="b")}, '') NOT IN ('owner_let_go', 'consolidated')
-            ORDER BY e.id LIMIT {MAX_EXAMPLES}"""
+            ORDER BY e.id LIMIT {MAX_EXAMPLES}""",
+        since,
     )
     return [f"live node {a} holds decayed node {b} ({kind})" for a, kind, b in rows]
 
 
-def root_decayed() -> list[str]:
+def root_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
     """A node the sweep decayed (unreachable) that was a root then: read, kept or restored by
-    the owner before, young (store clock), or ground/proposed/sealed now."""
+    the owner before, young (store clock), or ground/proposed/sealed now. Above marks, only
+    nodes with an event above the event mark (their decay, or a ceremony since)."""
     from datetime import UTC, datetime, timedelta
 
     from django.conf import settings
@@ -346,8 +421,9 @@ def root_decayed() -> list[str]:
                 EXISTS (SELECT 1 FROM memory_event c WHERE c.node_id = b.id
                 AND c.kind IN ('proposed', 'rooted', 'sealed'))
             FROM memory_node b WHERE b.decayed_at IS NOT NULL
+            {"AND b.id IN (SELECT node_id FROM memory_event WHERE id > %s)" if marks else ""}
             AND {_LAST_DECAY.format(n="b")} = 'unreachable'""",
-        (OWNER_RESTORE,),
+        (OWNER_RESTORE, marks["event"]) if marks else (OWNER_RESTORE,),
     )
     age = timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)
 
@@ -385,4 +461,25 @@ CHECKS: dict[str, Callable[[], list[str]]] = {
     "nests_not_verbatim": nests_not_verbatim,
     "live_node_holds_decayed_node": live_node_holds_decayed_node,
     "root_decayed": root_decayed,
+}
+
+# Checks that read rows one by one, and the id mark each can start above (integrity_since.py).
+SCOPED: dict[str, str] = {
+    "edges_touching_missing_nodes": "edge",
+    "fts_out_of_sync": "node",
+    "vectors_of_wrong_dimension": "vector",
+    "vectors_nan_or_zero": "vector",
+    "vectors_of_missing_nodes": "vector",
+    "similar_edges_duplicated": "edge",
+    "body_hash_mismatch": "node",
+    "nodes_disagree_with_arrival": "node",
+    "scrolls_disagree_with_pairs": "node",
+    "nests_not_verbatim": "edge",
+    "live_node_holds_decayed_node": "marks",
+    "root_decayed": "marks",
+    "permanent_but_decayed": "marks",
+    "lifecycle_flag_disagrees_with_latest_event": "marks",
+    "permanent_without_event": "marks",
+    "ground_or_proposed_decayed": "marks",
+    "live_nodes_without_vectors": "marks",
 }

@@ -22,10 +22,11 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def body_hash_mismatch() -> list[str]:
-    """sha256(body) = body_hash for every node, read in batches (bodies never sit all at once)."""
+def body_hash_mismatch(*, after: int = 0) -> list[str]:
+    """sha256(body) = body_hash for every node (with an id above `after`), read in batches
+    (bodies never sit all at once)."""
     found: list[str] = []
-    last = 0
+    last = after
     while rows := _rows(
         "SELECT id, body, body_hash FROM memory_node WHERE id > %s ORDER BY id LIMIT 2000", (last,)
     ):
@@ -58,11 +59,12 @@ def verdicts_disagree_with_body() -> list[str]:
 _ARRIVAL_FIELDS = ("body_hash", "kind", "jurisdiction", "domain", "signature", "source")
 
 
-def nodes_disagree_with_arrival() -> list[str]:
-    """Every node has its arrival event (its link in the hash chain), and the arrival's snapshot
-    still describes the row: an edit made with the triggers dropped shows here."""
+def nodes_disagree_with_arrival(*, after: int = 0) -> list[str]:
+    """Every node (with an id above `after`) has its arrival event (its link in the hash chain),
+    and the arrival's snapshot still describes the row: an edit made with the triggers dropped
+    shows here."""
     found: list[str] = []
-    last = 0
+    last = after
     cols = ", ".join(f"n.{f}" for f in _ARRIVAL_FIELDS)
     while rows := _rows(
         f"""SELECT n.id, {cols}, (SELECT e.snapshot FROM memory_event e WHERE e.node_id = n.id
@@ -82,13 +84,16 @@ def nodes_disagree_with_arrival() -> list[str]:
     return found
 
 
-def scrolls_disagree_with_pairs() -> list[str]:
-    """Every scroll a pair points into re-hashes, runs 1, 2, 3 ... and holds its pairs' records."""
+def scrolls_disagree_with_pairs(*, after: int = 0) -> list[str]:
+    """Every scroll a pair points into (a pair with an id above `after`) re-hashes, runs 1, 2,
+    3 ... and holds its pairs' records."""
     from memory.scroll import verify_scroll_file
 
     found: list[str] = []
     for (name,) in _rows(
-        "SELECT DISTINCT scroll_path FROM memory_node WHERE kind = 'pair' ORDER BY scroll_path"
+        "SELECT DISTINCT scroll_path FROM memory_node WHERE kind = 'pair' AND id > %s "
+        "ORDER BY scroll_path",
+        (after,),
     ):
         report = verify_scroll_file(name)
         found += [f"scroll {name}: {problem}" for problem in report["problems"]]

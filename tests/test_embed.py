@@ -77,3 +77,43 @@ def test_switching_the_embedder_re_embeds_under_the_new_model(make_note, setting
         }
     finally:
         configured_embedder.cache_clear()
+
+
+def test_a_limited_run_embeds_the_oldest_first_and_skips_decayed_nodes(make_note):
+    newer = make_note("written first, dated today")
+    older = make_note("written second, dated a month ago", days_old=30)
+    gone = make_note("decayed before the run", days_old=60)
+    Node = type(gone)
+    Node.objects.filter(pk=gone.pk).update(decayed_at=gone.created_at)
+    before = set(Vector.objects.values_list("node_id", flat=True))
+    assert older.pk not in before and newer.pk not in before
+    made = embed_missing(limit=1)
+    assert made == 1
+    embedded = set(Vector.objects.values_list("node_id", flat=True)) - before
+    assert embedded == {older.pk}  # store clock order, not id order; the decayed one skipped
+    assert embed_missing() >= 1
+    assert not Vector.objects.filter(node_id=gone.pk).exists()
+    assert Vector.objects.filter(node_id__in=[newer.pk, older.pk]).count() == 2
+
+
+def test_vectors_written_in_bulk_match_a_direct_embedding(make_note, embedder):
+    notes = [make_note(f"bulk note {i} about beans and frost") for i in range(3)]
+    embed_missing(batch=2)
+    for note in notes:
+        stored = Vector.objects.get(node=note, model=embedder.name)
+        assert np.array_equal(from_blob(stored.data, stored.dim), embedder.embed([note.body])[0])
+
+
+def test_a_later_sleep_embeds_what_arrived_or_came_back_since_the_last_complete_run(make_note):
+    from memory.sleep import run_sleep
+    from memory.sleep.decay import let_go, restore
+
+    gone = make_note("let go before the first sleep, restored after it")
+    let_go(gone.pk, actor="owner")
+    first = run_sleep(requested_by="test").steps["embed"]
+    assert first["complete"] and not Vector.objects.filter(node_id=gone.pk).exists()
+    restore(gone.pk, actor="owner")
+    later = make_note("arrived after the first sleep")
+    second = run_sleep(requested_by="test").steps["embed"]
+    assert second["count"] == 2 and second["complete"]
+    assert Vector.objects.filter(node_id__in=[gone.pk, later.pk]).count() == 2

@@ -154,10 +154,10 @@ def test_hostile_bodies_stay_text_and_fit(owner_page, live_server, make_note, sc
     from review.ceremony import preview_supersede, supersede
 
     stale = make_note("stale " + HOSTILE, days_old=20)
-    let_go(stale.out_edges.get().to_node_id, actor="owner")
     node = _proposed(make_note, HOSTILE)
     ground = _ground(make_note, "ground " + HOSTILE)
     old = _ground(make_note, "old " + HOSTILE)
+    let_go(stale.out_edges.get().to_node_id, actor="owner")  # after: notes derive from it
     new = preview_supersede("new " + HOSTILE)
     supersede(
         old.pk,

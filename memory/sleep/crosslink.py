@@ -18,12 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
 from threadpoolctl import threadpool_limits
 
 from memory.embed import get_embedder
 from memory.models import Edge, EdgeKind, Event, EventKind, Node, Trust
+from memory.sleep.crossjoin import join
 from memory.trust import trust_map
-from memory.vector_index import CROSSLINK_PROBES, VectorIndex, sync_index
+from memory.vector_index import VectorIndex, sync_index
 
 # Cosine at or above which two nodes are "similar". With the hashing embedder, on LoCoMo's real
 # turns unrelated pairs sit near 0.09 and a turn's nearest neighbour near 0.41: 0.6 links near
@@ -32,6 +34,7 @@ MIN_COSINE = settings.GROVE_CROSSLINK_MIN_COSINE
 CAP = settings.GROVE_CROSSLINK_CAP
 BLOCK = 512  # rows per matrix product: 512 x 100k float32 is 200 MB
 SLACK = 8  # candidates per node beyond the cap, for pairs already linked
+LINK_BLOCK = 4096  # new nodes per commit on the indexed path (no product is held per block)
 ACTOR = "sleep"
 
 
@@ -139,6 +142,7 @@ def _link_blocks(
     new_rows: np.ndarray,
     pairs_for: Callable[[np.ndarray], dict],
     *,
+    block: int = 0,
     after_id: int,
     dry_run: bool,
     beat: Callable[..., None] | None,
@@ -149,8 +153,9 @@ def _link_blocks(
     `pairs_for(rows)` finds: the one loop of both paths (exact product and vector index)."""
     added = 0
     through = after_id
-    for start in range(0, len(new_rows), BLOCK):
-        rows = new_rows[start : start + BLOCK]
+    block = block or BLOCK
+    for start in range(0, len(new_rows), block):
+        rows = new_rows[start : start + block]
         added += _link_block(view, rows, pairs_for(rows), cap=cap, dry_run=dry_run)
         through = int(view.ids[rows[-1]])
         if beat:
@@ -188,12 +193,15 @@ def _crosslink_indexed(
     # One BLAS thread: the join is many small products, and waking worker threads for each
     # cost more than it saved (on a busy machine, spinning threads made it ten times slower).
     with threadpool_limits(limits=1, user_api="blas"):
-        pairs = _nearest_older_indexed(index, new_rows, usable, min_cosine=min_cosine, cap=cap)
+        best = join(index, new_rows, usable, min_cosine=min_cosine, keep=cap + SLACK)
+    position = np.zeros(index.rows, dtype=np.int64)
+    position[new_rows] = np.arange(len(new_rows))
     view = LiveVectors(index.model, index.ids, index.domain, np.zeros((0, index.dim)))
     result = _link_blocks(
         view,
         new_rows,
-        lambda rows: {int(r): pairs[int(r)] for r in rows if int(r) in pairs},
+        lambda rows: best.pairs(position[rows], rows),
+        block=LINK_BLOCK,
         after_id=after_id,
         dry_run=dry_run,
         beat=beat,
@@ -201,80 +209,6 @@ def _crosslink_indexed(
         cap=cap,
     )
     return {**result, "index_rows": index.rows}
-
-
-def _nearest_older_indexed(
-    index: VectorIndex, new_rows: np.ndarray, usable: np.ndarray, *, min_cosine: float, cap: int
-) -> dict[int, list[tuple[float, int]]]:
-    """For each new row, the older same-domain usable rows at or above min_cosine, best first,
-    among the members of its CROSSLINK_PROBES nearest IVF clusters: per cluster, one product of
-    the new rows probing it with the rows stored in it (cosines of the float16 vectors)."""
-    if len(new_rows) == 0:
-        return {}
-    probes = np.concatenate(
-        [
-            index.nearest_clusters(_f32(index, new_rows[s : s + 4096]), CROSSLINK_PROBES)
-            for s in range(0, len(new_rows), 4096)
-        ]
-    )
-    nlist = len(index.centroids)
-    members = np.nonzero(usable)[0]
-    members = members[np.argsort(index.cluster[members], kind="stable")]
-    member_bounds = np.searchsorted(index.cluster[members], np.arange(nlist + 1))
-    # int32: at a million rows these arrays are a dozen entries per new row.
-    queries = np.repeat(new_rows.astype(np.int32), probes.shape[1])
-    probed = probes.ravel().astype(np.int32)
-    del probes
-    order = np.argsort(probed, kind="stable")
-    queries, probed = queries[order], probed[order]
-    query_bounds = np.searchsorted(probed, np.arange(nlist + 1))
-    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    pending = 0
-    for done, c in enumerate(np.unique(probed)):
-        if done % 256 == 255:
-            index.release()  # the join reads every row once; keep resident only a window
-        targets = members[member_bounds[c] : member_bounds[c + 1]]
-        if len(targets) == 0:
-            continue
-        target_vectors = _f32(index, targets)
-        asking = queries[query_bounds[c] : query_bounds[c + 1]]
-        for s in range(0, len(asking), 2048):
-            rows = asking[s : s + 2048]
-            sims = _f32(index, rows) @ target_vectors.T
-            r_idx, c_idx = np.nonzero(sims >= min_cosine)
-            a, b = rows[r_idx], targets[c_idx]
-            keep = (index.ids[b] < index.ids[a]) & (index.domain[b] == index.domain[a])
-            found.append((a[keep], b[keep], sims[r_idx[keep], c_idx[keep]]))
-            pending += int(keep.sum())
-        if pending > 4_000_000:
-            # A dense region can hold millions of pairs above the threshold; only each row's
-            # best few matter, so fold them down before memory does.
-            found, pending = [_best_per_row(found, cap + SLACK)], 0
-    if not found:
-        return {}
-    a, b, values = _best_per_row(found, cap + SLACK)
-    result: dict[int, list[tuple[float, int]]] = {}
-    for row, col, value in zip(a, b, values, strict=True):
-        result.setdefault(int(row), []).append((float(value), int(col)))
-    return result
-
-
-def _best_per_row(
-    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]], keep: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, column, cosine) triples reduced to each row's `keep` best, grouped by row."""
-    a = np.concatenate([f[0] for f in found])
-    b = np.concatenate([f[1] for f in found])
-    values = np.concatenate([f[2] for f in found])
-    order = np.lexsort((-values, a))
-    a, b, values = a[order], b[order], values[order]
-    rank = np.arange(len(a)) - np.searchsorted(a, a, side="left")
-    best = rank < keep
-    return a[best], b[best], values[best]
-
-
-def _f32(index: VectorIndex, rows: np.ndarray) -> np.ndarray:
-    return np.asarray(index.vectors[rows], dtype=np.float32)
 
 
 def _decayed_ids() -> set[int]:
@@ -350,17 +284,15 @@ def _link_block(
             target = int(ids[col])
             if target in linked or -target in linked:
                 continue
-            edges.append(
-                Edge(
-                    from_node_id=source,
-                    to_node_id=target,
-                    kind=EdgeKind.SIMILAR,
-                    weight=round(sim, 6),
-                    created_by=ACTOR,
-                )
-            )
+            edges.append((source, target, round(sim, 6)))
             room -= 1
     if not dry_run and edges:
-        with transaction.atomic():
-            Edge.objects.bulk_create(edges, ignore_conflicts=True, batch_size=500)
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        # One prepared INSERT for the block: model instances cost more than the insert itself.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, "
+                "created_by) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                [(a, b, EdgeKind.SIMILAR.value, w, now, ACTOR) for a, b, w in edges],
+            )
     return len(edges)

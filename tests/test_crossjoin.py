@@ -1,0 +1,51 @@
+"""The running best of cross-link's indexed join (memory/sleep/crossjoin.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memory.sleep import crossjoin
+from memory.sleep.crossjoin import Best
+
+
+def brute_best(pos, cols, values, n, keep):
+    """Each position's `keep` best (cosine, column), higher first, ties in arrival order."""
+    found = {}
+    for p, c, v in zip(pos, cols, values, strict=True):
+        found.setdefault(int(p), []).append((float(np.float32(v)), int(c)))
+    return {p: sorted(vs, key=lambda x: -x[0])[:keep] for p, vs in found.items()}
+
+
+def test_folding_in_slices_and_batches_keeps_each_rows_best(monkeypatch):
+    rng = np.random.default_rng(3)
+    n, keep, total = 50, 4, 3000
+    pos = rng.integers(0, n, total)
+    cols = rng.permutation(10_000)[:total]
+    values = rng.choice(np.linspace(0.6, 1.0, 9), total).astype(np.float32)  # many ties
+    monkeypatch.setattr(crossjoin, "FOLD_SLICE", 7)  # slices cut through runs of one position
+    best = Best.empty(n, keep)
+    for start in range(0, total, 1000):  # three folds, as the join's batches arrive
+        part = slice(start, start + 1000)
+        best.fold(pos[part], cols[part], values[part])
+    expected = brute_best(pos, cols, values, n, keep)
+    rows = np.arange(n) + 100
+    got = best.pairs(np.arange(n), rows)
+    assert {int(r) - 100: v for r, v in got.items()} == expected
+    assert len(expected) > 0 and all(len(v) == keep for v in expected.values())
+
+
+def test_rows_without_candidates_have_none():
+    best = Best.empty(3, 2)
+    best.fold(np.array([1]), np.array([9]), np.array([0.7], dtype=np.float32))
+    assert best.pairs(np.arange(3), np.array([10, 11, 12])) == {11: [(np.float32(0.7), 9)]}
+
+
+def test_a_dense_block_keeps_each_rows_best_few():
+    rng = np.random.default_rng(5)
+    sims = rng.uniform(0.6, 1.0, size=(6, 40)).astype(np.float32)
+    r_idx, c_idx = np.nonzero(sims >= 0.6)
+    rows, cols = crossjoin._best_in_block(sims, r_idx, c_idx, 3)
+    assert len(rows) == 6 * 3
+    for r in range(6):
+        kept = sorted(sims[r, cols[rows == r]].tolist(), reverse=True)
+        assert kept == sorted(sims[r].tolist(), reverse=True)[:3]
