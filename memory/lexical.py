@@ -115,7 +115,8 @@ def selective_terms(terms: Sequence[str]) -> list[str]:
     if len(scorable) <= 1:
         return scorable
     df, _ = document_frequencies(scorable)
-    kept, postings = [], 0
+    kept: list[str] = []
+    postings = 0
     for term in scorable:
         if kept and postings + df[term] > FTS_POSTINGS_BUDGET:
             break

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -203,7 +204,8 @@ def pending_decays(
     eligible, soon, until = _ranked(at_now, later, now=now, age=age, domains=chosen, limit=limit)
     # Live only: a node the sweep or the owner decayed since the mark is no longer pending.
     nodes = Node.objects.filter(decayed_at__isnull=True).in_bulk([*eligible, *soon])
-    rows, now_ids = [], set(eligible)
+    rows: list[dict[str, Any]] = []
+    now_ids = set(eligible)
     for node_id in [i for i in [*eligible, *soon] if i in nodes]:
         node, eligible_now = nodes[node_id], node_id in now_ids
         rows.append(

@@ -157,7 +157,8 @@ def _last_complete_embed(model: str) -> Since | None:
     runs = SleepRun.objects.filter(dry_run=False, started_at__isnull=False).order_by("-id")
     for started, steps in runs.values_list("started_at", "steps").iterator():
         info = (steps or {}).get("embed") or {}
-        if info.get("model") == model and info.get("complete") and info.get("through_id"):
+        done = info.get("model") == model and info.get("complete") and info.get("through_id")
+        if done and started is not None:
             return Since(int(info["through_id"]), started)
     return None
 
