@@ -130,3 +130,23 @@ def test_read_days_cannot_go_negative_even_by_raw_sql(make_note):
         connection.cursor() as cursor,
     ):
         cursor.execute("UPDATE memory_node SET read_days = -1 WHERE id = %s", [node.pk])
+
+
+def test_reads_on_three_days_below_the_threshold_do_not_make_a_node_permanent(make_note):
+    for i in range(1, 21):
+        reads(make_note(f"Read {i} times."), i)
+    assert promotion_threshold() == 19
+    short = make_note("Read eighteen times on three days.")
+    reads(short, 18)
+    result = promote()
+    assert result == {"count": 2, "threshold": 19}  # the nodes read 19 and 20 times
+    short.refresh_from_db()
+    assert short.read_days == 3 and not short.permanent
+
+
+def test_promotion_reports_progress_once_per_batch(make_note):
+    for i in range(3):
+        reads(make_note(f"Read on three days, {i}."), 3)
+    beats: list[dict] = []
+    assert promote(beat=lambda **kw: beats.append(kw))["count"] == 3
+    assert beats == [{"count": 3, "threshold": 3}]
