@@ -62,6 +62,7 @@ def test_it_promotes_at_the_threshold_with_an_event(make_note):
     assert hot.permanent and hot.permanent_at is not None and not warm.permanent
     event = Event.objects.get(node=hot, kind="promoted_permanent")
     assert event.detail == {"threshold": 3} and event.snapshot["permanent"] is True
+    assert (event.actor, event.reason) == ("sleep", "reads")
     assert promote()["count"] == 0  # idempotent
 
 
