@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.embed import embed_missing
-from memory.errors import Forbidden, NotFound
+from memory.errors import Forbidden, Invalid, NotFound
 from memory.models import Node, Ticket, Vector
 from memory.walk import around, open_walk, read_ticket, step
 
@@ -171,3 +171,31 @@ def test_reading_through_a_ticket_counts_an_access_and_keeps_the_ticket(thread):
     first.refresh_from_db()
     assert first.access_count == 1
     assert routes(token)
+
+
+def test_an_unknown_direction_is_refused_with_the_directions_to_use(thread):
+    token = open_walk(thread[0].pk, holder="agent")
+    with pytest.raises(Invalid) as refused:
+        step(token, holder="agent", direction="sideways", target=thread[1].pk)
+    assert refused.value.code == "bad_direction"
+    assert refused.value.message.endswith("expected one of: in, out, next, prev, deeper, shallower")
+
+
+def test_of_two_racing_steps_the_late_one_is_refused_as_spent(thread, monkeypatch):
+    import memory.walk as walk_module
+
+    first, second, _ = thread
+    token = open_walk(first.pk, holder="agent")
+    assert ("next", second.pk) in routes(token)
+    check = walk_module.visible_node
+
+    def check_then_race(node_id, **kwargs):
+        seen = check(node_id, **kwargs)
+        Ticket.objects.update(spent_at=timezone.now())  # the other step commits first
+        return seen
+
+    monkeypatch.setattr(walk_module, "visible_node", check_then_race)
+    with pytest.raises(Forbidden) as refused:
+        step(token, holder="agent", direction="next", target=second.pk)
+    assert refused.value.code == "ticket_spent"
+    assert Ticket.objects.count() == 1  # no child minted
