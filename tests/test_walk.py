@@ -199,3 +199,21 @@ def test_of_two_racing_steps_the_late_one_is_refused_as_spent(thread, monkeypatc
         step(token, holder="agent", direction="next", target=second.pk)
     assert refused.value.code == "ticket_spent"
     assert Ticket.objects.count() == 1  # no child minted
+
+
+def test_around_returns_the_ticket_and_each_route_by_its_documented_fields(thread, root_note):
+    first, second, third = thread
+    token = open_walk(second.pk, holder="agent")
+    found = around(token, holder="agent")
+    assert found["ticket"] == token and found["node"]["id"] == second.pk
+    by_direction = {r["direction"]: r for r in found["routes"]}
+    assert set(by_direction["next"]) == {"direction", "edge_kind", "target", "preview"}
+    assert by_direction["next"]["edge_kind"] is None and by_direction["next"]["target"] == third.pk
+    assert by_direction["out"]["edge_kind"] == "derived_from"
+
+
+@pytest.mark.parametrize("token", ["", None, 7])
+def test_an_empty_or_non_text_ticket_is_refused_as_forged(thread, token):
+    with pytest.raises(Forbidden) as refused:
+        around(token, holder="agent")
+    assert refused.value.code == "ticket_forged"
