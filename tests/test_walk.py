@@ -102,6 +102,7 @@ def test_an_expired_ticket_is_refused(thread):
     with time_machine.travel(later), pytest.raises(Forbidden) as refused:
         around(token, holder="agent")
     assert refused.value.code == "ticket_expired"
+    assert refused.value.message == "this ticket has expired; open a new walk"
 
 
 def test_an_undisclosed_route_is_refused(thread):
@@ -217,3 +218,10 @@ def test_an_empty_or_non_text_ticket_is_refused_as_forged(thread, token):
     with pytest.raises(Forbidden) as refused:
         around(token, holder="agent")
     assert refused.value.code == "ticket_forged"
+
+
+@pytest.mark.parametrize("holder", ["", "   ", None])
+def test_a_walk_without_a_holder_is_refused(thread, holder):
+    with pytest.raises(Invalid) as refused:
+        open_walk(thread[0].pk, holder=holder)
+    assert refused.value.code == "no_holder"
