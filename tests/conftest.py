@@ -31,6 +31,13 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if other in item.keywords:
             item.add_marker(skip)
+    if "MUTANT_UNDER_TEST" in os.environ:
+        # make mutate: the MCP server runs in a subprocess, which mutmut's output capture
+        # breaks (closed stderr) and its trampoline cannot see; the API tests cover those ops.
+        out = pytest.mark.skip(reason="MCP subprocess tests are left out of mutant runs")
+        for item in items:
+            if "mcp" in item.nodeid.lower():
+                item.add_marker(out)
 
 
 @pytest.fixture(autouse=True)
