@@ -341,3 +341,22 @@ def test_the_sweep_rechecks_under_the_lock(make_note, lone):
         edge_mark=found.edge_mark,
     )
     assert done == [] and not is_decayed(node) and not is_decayed(held)
+
+
+def test_pending_decays_counts_the_days_until_a_young_holder_lets_go(make_note, lone):
+    p = lone("An old page.", days_old=40)
+    make_note("A note on it, half a day short of the age.", days_old=13.5, origins=[{"id": p.pk}])
+    items = {i["id"]: i for i in pending_decays(within_days=1)}
+    assert items[p.pk]["days_until_eligible"] == pytest.approx(0.5, abs=0.05)
+
+
+def test_keep_records_the_owners_keep_and_refuses_a_decayed_node_by_code(lone):
+    node = lone("Kept by the owner.", days_old=40)
+    keep(node.pk, actor="owner")
+    event = Event.objects.get(node=node, kind="kept")
+    assert (event.actor, event.reason) == ("owner", "owner_keep")
+    gone = lone("Let go, then kept.")
+    let_go(gone.pk, actor="owner")
+    with pytest.raises(Conflict) as refused:
+        keep(gone.pk, actor="owner")
+    assert refused.value.code == "decayed"

@@ -81,7 +81,10 @@ def test_diversity_lets_another_parent_into_the_top(make_note) -> None:
     from memory.write import write_node
 
     other = write_node(
-        body="Another notebook.", kind="import", jurisdiction="wild", signature="importer",
+        body="Another notebook.",
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
         source="other.md",
     ).node
     strong = [make_note(f"Egret, egret, egret {i}.") for i in range(3)]
