@@ -283,3 +283,34 @@ def test_trust_counts_agree_with_every_nodes_trust(make_note):
     expected = {t.value: list(every.values()).count(t.value) for t in Trust}
     assert trust_counts() == expected
     assert trust_counts(total=len(every)) == expected
+
+
+def test_superseding_back_to_the_words_it_replaced_is_refused(make_note):
+    old = make_note("The spare key is under the blue pot.")
+    root_as_owner(old)
+    new = supersede(
+        old.pk,
+        new_body="The spare key is in the shed.",
+        adopting_words="yes",
+        expected_body_hash=preview_supersede("The spare key is in the shed.")["body_hash"],
+        owner=OWNER,
+    )
+    # The old words still live in the superseded node, which is never ground again.
+    with pytest.raises(Conflict) as refused:
+        supersede(
+            new.pk,
+            new_body=old.body,
+            adopting_words="yes",
+            expected_body_hash=old.body_hash,
+            owner=OWNER,
+        )
+    assert refused.value.code == "is_superseded"
+    assert (trust_of(old.pk), trust_of(new.pk)) == (Trust.SUPERSEDED, Trust.GROUND)
+
+
+def test_sealing_twice_is_refused_by_its_code(make_note):
+    node = make_note("Sealed once.")
+    seal(node.pk, owner=OWNER)
+    with pytest.raises(Conflict) as refused:
+        seal(node.pk, owner=OWNER)
+    assert refused.value.code == "is_sealed"
