@@ -346,3 +346,30 @@ def test_a_duplicate_through_a_token_records_the_token(make_note, root_note) -> 
     make_note("The weir was rebuilt in 1911.", origins=[{"id": other.pk}], token=token)
     (event,) = Event.objects.filter(node=node, kind=EventKind.REARRIVED)
     assert event.token_id == token.pk
+
+
+def test_a_query_that_is_not_text_recalls_nothing_and_is_logged_empty(db) -> None:
+    from memory.models import RecallLog
+
+    assert recall(None) == [] and recall(42) == []  # type: ignore[arg-type]
+    assert list(RecallLog.objects.values_list("query", flat=True)) == ["", ""]
+
+
+def test_recall_scores_keep_their_fraction(make_note) -> None:
+    make_note("Heron, heron by the pond.")
+    make_note("A heron once, among many other birds seen at the lake that day.")
+    scores = [p["score"] for p in recall("heron")]
+    assert len(scores) == 2 and 0 < scores[1] < scores[0]
+    assert scores[1] != round(scores[1]) and scores[1] == round(scores[1], 6)
+
+
+def test_proposing_a_decayed_node_is_refused_by_its_code(make_note) -> None:
+    from memory.errors import Conflict
+    from memory.sleep.decay import let_go
+    from review.ceremony import propose
+
+    node = make_note("Let go before anyone proposed it.")
+    let_go(node.pk, actor="owner")
+    with pytest.raises(Conflict) as refused:
+        propose(node.pk, actor="agent:scout")
+    assert refused.value.code == "decayed"
