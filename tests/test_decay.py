@@ -360,3 +360,13 @@ def test_keep_records_the_owners_keep_and_refuses_a_decayed_node_by_code(lone):
     with pytest.raises(Conflict) as refused:
         keep(gone.pk, actor="owner")
     assert refused.value.code == "decayed"
+    assert refused.value.message == f"node {gone.pk} has decayed; restore it to keep it"
+
+
+def test_pending_decays_put_eligible_now_first_whatever_the_ids(lone):
+    soon = lone("Eligible in a few days.", days_old=10.33)
+    now_node = lone("Eligible now.", days_old=20)
+    items = pending_decays(within_days=5)
+    assert [i["id"] for i in items] == [now_node.pk, soon.pk]
+    assert (items[0]["kind"], items[0]["days_until_eligible"]) == ("internet", 0.0)
+    assert items[1]["days_until_eligible"] == 3.7  # 14 - 10.33 days, to one decimal
