@@ -68,6 +68,8 @@ def test_it_decays_an_old_unread_unlinked_node_as_unreachable_and_snapshots_it(l
     assert event.reason == "unreachable" and event.actor == "sleep"
     assert event.snapshot["excerpt"] == "An old page nobody read."
     assert event.snapshot["access_count"] == 0 and "created_at" in event.snapshot
+    node.refresh_from_db()
+    assert event.at == node.decayed_at  # the flag and its event carry one instant
 
 
 def test_a_chain_is_collected_once_nothing_holds_it(make_note, lone):
@@ -253,8 +255,9 @@ def test_restore_leaves_the_owners_let_go_alone(make_note, lone):
 
 
 def test_restore_refuses_a_live_node(lone):
-    with pytest.raises(Conflict, match="live"):
+    with pytest.raises(Conflict, match="live") as refused:
         restore(lone("Alive.").pk, actor="owner")
+    assert refused.value.code == "live"
 
 
 def test_rearrival_revives_the_same_node_with_its_trail(lone):
