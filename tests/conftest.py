@@ -21,6 +21,12 @@ def pytest_configure(config) -> None:
 
     # Transactional tests end with a flush, which must get past the no-delete triggers.
     settings.GROVE_ALLOW_FLUSH = True
+    default = settings.DATABASES["default"]
+    if "MUTANT_UNDER_TEST" in os.environ and default["ENGINE"].endswith("sqlite3"):
+        # make mutate tests two mutants at once: each its own test database file, or one's
+        # setup replaces the file under the other (disk I/O errors counted as kills).
+        path = Path(default["TEST"]["NAME"])
+        default["TEST"]["NAME"] = str(path.with_name(f"{path.stem}-{os.getpid()}{path.suffix}"))
 
 
 def pytest_collection_modifyitems(config, items) -> None:
