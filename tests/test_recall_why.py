@@ -97,3 +97,17 @@ def test_diversity_lets_another_parent_into_the_top(make_note) -> None:
     assert {best, second} <= ids  # one parent holds the whole top
     with rank.using(diversity=10.0):
         assert [p["id"] for p in recall("egret", limit=2)] == [best, weak.pk]
+
+
+def test_feedback_finds_a_superseded_node_only_when_asked_for_superseded(make_note) -> None:
+    from memory import rank
+    from tests.test_recall import mark
+
+    make_note("Heron nesting near a marsh; kingfisher sighting.")
+    make_note("Heron flight over a lake; kingfisher again.")
+    old = make_note("A kingfisher dove into a stream.")
+    mark(old, "superseded")
+    with rank.using(feedback=1.0):
+        assert old.pk not in [p["id"] for p in recall("heron")]
+        found = {p["id"]: p for p in recall("heron", include_superseded=True)}
+    assert found[old.pk]["trust"] == "superseded"
