@@ -78,8 +78,9 @@ def test_root_refuses_an_agent(make_note, counts):
 
 def test_root_refuses_empty_adopting_words(make_note):
     node = make_note("The spare key is under the blue pot.")
-    with pytest.raises(Invalid, match="adopting words"):
+    with pytest.raises(Invalid, match="adopting words") as refused:
         root_as_owner(node, "   ")
+    assert refused.value.code == "no_adopting_words"
 
 
 def test_root_refuses_an_unknown_node(db):
@@ -107,8 +108,9 @@ def test_seal_and_unseal_refuse_agents(make_note):
 
 def test_reject_makes_it_rejected_and_needs_a_reason(make_note):
     node = make_note("The moon is made of cheese.")
-    with pytest.raises(Invalid, match="reason"):
+    with pytest.raises(Invalid, match="reason") as refused:
         reject(node.pk, owner=OWNER, reason=" ")
+    assert refused.value.code == "no_reason"
     reject(node.pk, owner=OWNER, reason="false")
     assert _seen(node) == {Trust.REJECTED}
     with pytest.raises(Conflict, match="already rejected"):

@@ -241,7 +241,8 @@ def test_restore_brings_back_what_the_node_holds_and_survives_the_next_sleep(mak
     assert all(is_decayed(n) for n in (p, k, g))
     restore(k.pk, actor="owner")
     assert not is_decayed(k) and not is_decayed(p) and is_decayed(g)
-    assert Event.objects.get(node=p, kind="restored").reason == "held_by_restore"
+    held = Event.objects.get(node=p, kind="restored")
+    assert held.reason == "held_by_restore" and held.related_node_id == k.pk
     assert decay()["count"] == 0
     assert not is_decayed(k) and not is_decayed(p)
 
@@ -373,3 +374,9 @@ def test_pending_decays_put_eligible_now_first_whatever_the_ids(lone):
     assert [i["id"] for i in items] == [now_node.pk, soon.pk]
     assert (items[0]["kind"], items[0]["days_until_eligible"]) == ("internet", 0.0)
     assert items[1]["days_until_eligible"] == 3.7  # 14 - 10.33 days, to one decimal
+
+
+def test_pending_decays_excerpt_is_the_first_160_characters(lone):
+    lone("x" * 200, days_old=20)
+    (item,) = pending_decays()
+    assert item["excerpt"] == "x" * 160

@@ -76,7 +76,7 @@ def test_it_never_promotes_a_decayed_node(make_note):
 def test_a_dry_run_promotes_nothing(make_note, counts):
     reads(make_note("Read a lot."), 5)
     before = counts()
-    assert promote(dry_run=True)["count"] == 1
+    assert promote(dry_run=True) == {"count": 1, "threshold": 5}  # the only read node
     assert counts() == before
 
 

@@ -199,6 +199,7 @@ def test_of_two_racing_steps_the_late_one_is_refused_as_spent(thread, monkeypatc
     with pytest.raises(Forbidden) as refused:
         step(token, holder="agent", direction="next", target=second.pk)
     assert refused.value.code == "ticket_spent"
+    assert refused.value.message == "this ticket was already used for a step"
     assert Ticket.objects.count() == 1  # no child minted
 
 
