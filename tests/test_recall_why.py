@@ -73,7 +73,7 @@ def test_feedback_brings_in_a_node_sharing_the_best_hits_rare_word(make_note) ->
         packets = {p["id"]: p for p in recall("heron", why=True)}
     assert {first.pk, second.pk, third.pk} <= set(packets)
     assert packets[third.pk]["why"] == "feedback: kingfisher"
-    assert "feedback: kingfisher" in packets[first.pk]["why"]
+    assert packets[first.pk]["why"] == "words: heron; feedback: kingfisher"
 
 
 def test_diversity_lets_another_parent_into_the_top(make_note) -> None:
