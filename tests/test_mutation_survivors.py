@@ -373,3 +373,31 @@ def test_proposing_a_decayed_node_is_refused_by_its_code(make_note) -> None:
     with pytest.raises(Conflict) as refused:
         propose(node.pk, actor="agent:scout")
     assert refused.value.code == "decayed"
+
+
+def test_a_long_body_is_previewed_cut_with_an_ellipsis(make_note) -> None:
+    from memory.recall import EXCERPT_CHARS
+
+    make_note("heron " * 60)  # 360 characters
+    (packet,) = recall("heron")
+    assert len(packet["excerpt"]) == EXCERPT_CHARS and packet["excerpt"].endswith("…")
+
+
+def test_a_refused_rearrival_says_it_was_tombstoned(make_note) -> None:
+    from memory.errors import Conflict
+    from memory.models import Event
+    from memory.write import write_node
+    from review.ceremony import reject
+
+    node = make_note("The moon is made of cheese.")
+    reject(node.pk, owner="owner", reason="false")
+    with pytest.raises(Conflict):
+        write_node(
+            body=node.body,
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": node.pk}],
+        )
+    event = Event.objects.get(kind="rearrival_refused")
+    assert event.reason == "tombstoned"
