@@ -380,3 +380,11 @@ def test_pending_decays_excerpt_is_the_first_160_characters(lone):
     lone("x" * 200, days_old=20)
     (item,) = pending_decays()
     assert item["excerpt"] == "x" * 160
+
+
+def test_an_old_unread_holding_cycle_is_collected(lone):
+    a, b = lone("Cites b.", days_old=40), lone("Cites a.", days_old=40)
+    Edge.objects.create(from_node=a, to_node=b, kind="cites", created_by="sleep")
+    Edge.objects.create(from_node=b, to_node=a, kind="cites", created_by="sleep")
+    assert decay()["count"] == 2
+    assert is_decayed(a) and is_decayed(b)
