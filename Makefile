@@ -73,5 +73,5 @@ test-pg: setup chromium
 # Not in CI: run before closing an issue that touches the custody or visibility modules.
 mutate: setup
 	rm -rf mutants
-	GROVE_DATA_DIR=$(CURDIR)/var/mutate $(VENV)/bin/mutmut run $(MUTANTS) || true
+	GROVE_DATA_DIR=$(CURDIR)/var/mutate $(VENV)/bin/mutmut run --max-children 1 $(MUTANTS) || true
 	$(PY) scripts/mutation_report.py

@@ -1,6 +1,8 @@
 """Mutation score per module from mutmut's results (make mutate): killed / (killed + survived).
 
-Timeouts count as killed (the mutant hung the suite); "no tests" counts as survived."""
+Timeouts count as killed (the mutant hung the suite); "no tests" counts as survived. "checked"
+is how many of the module's mutants have a verdict (a run narrowed by MUTANTS leaves the rest
+"not checked"), so a partial or sampled run says how much it covered."""
 
 from __future__ import annotations
 
@@ -23,13 +25,16 @@ def main() -> int:
             continue
         module = name.split(".x_")[0].split(".xǁ")[0]
         per_module[module][status] += 1
-    print("| module | mutants | killed | survived | score |\n|---|---:|---:|---:|---:|")
+    print(
+        "| module | mutants | checked | killed | survived | score |\n|---|---:|---:|---:|---:|---:|"
+    )
     for module, tally in sorted(per_module.items()):
         killed = sum(tally[s] for s in KILLED)
         survived = sum(tally[s] for s in SURVIVED)
         judged = killed + survived
         score = f"{killed / judged:.0%}" if judged else "-"
-        print(f"| {module} | {sum(tally.values())} | {killed} | {survived} | {score} |")
+        total = sum(tally.values())
+        print(f"| {module} | {total} | {judged} | {killed} | {survived} | {score} |")
     return 0
 
 

@@ -45,6 +45,18 @@ def test_the_vector_path_keeps_to_the_as_of_instant(make_note, vectors_only):
     assert later.pk not in _ids(vectors_only(WORK_SECRET, scope="both", as_of=before))
 
 
+def test_the_vector_path_keeps_to_the_callers_domains_as_of_an_instant(make_note, vectors_only):
+    from django.utils import timezone
+
+    foreign = make_note(WORK_SECRET, domain="work")
+    embed_missing()
+    now = timezone.now().isoformat()
+    assert foreign.pk in _ids(vectors_only(WORK_SECRET, scope="both", domains=["work"], as_of=now))
+    assert foreign.pk not in _ids(
+        vectors_only(WORK_SECRET, scope="both", domains=["personal"], as_of=now)
+    )
+
+
 def test_the_promotion_floor_holds_when_nodes_were_read_once(make_note):
     from memory.sleep.promote import FLOOR, promote, promotion_threshold
 

@@ -78,8 +78,9 @@ def test_root_refuses_an_agent(make_note, counts):
 
 def test_root_refuses_empty_adopting_words(make_note):
     node = make_note("The spare key is under the blue pot.")
-    with pytest.raises(Invalid, match="adopting words"):
+    with pytest.raises(Invalid, match="adopting words") as refused:
         root_as_owner(node, "   ")
+    assert refused.value.code == "no_adopting_words"
 
 
 def test_root_refuses_an_unknown_node(db):
@@ -107,8 +108,9 @@ def test_seal_and_unseal_refuse_agents(make_note):
 
 def test_reject_makes_it_rejected_and_needs_a_reason(make_note):
     node = make_note("The moon is made of cheese.")
-    with pytest.raises(Invalid, match="reason"):
+    with pytest.raises(Invalid, match="reason") as refused:
         reject(node.pk, owner=OWNER, reason=" ")
+    assert refused.value.code == "no_reason"
     reject(node.pk, owner=OWNER, reason="false")
     assert _seen(node) == {Trust.REJECTED}
     with pytest.raises(Conflict, match="already rejected"):
@@ -283,3 +285,34 @@ def test_trust_counts_agree_with_every_nodes_trust(make_note):
     expected = {t.value: list(every.values()).count(t.value) for t in Trust}
     assert trust_counts() == expected
     assert trust_counts(total=len(every)) == expected
+
+
+def test_superseding_back_to_the_words_it_replaced_is_refused(make_note):
+    old = make_note("The spare key is under the blue pot.")
+    root_as_owner(old)
+    new = supersede(
+        old.pk,
+        new_body="The spare key is in the shed.",
+        adopting_words="yes",
+        expected_body_hash=preview_supersede("The spare key is in the shed.")["body_hash"],
+        owner=OWNER,
+    )
+    # The old words still live in the superseded node, which is never ground again.
+    with pytest.raises(Conflict) as refused:
+        supersede(
+            new.pk,
+            new_body=old.body,
+            adopting_words="yes",
+            expected_body_hash=old.body_hash,
+            owner=OWNER,
+        )
+    assert refused.value.code == "is_superseded"
+    assert (trust_of(old.pk), trust_of(new.pk)) == (Trust.SUPERSEDED, Trust.GROUND)
+
+
+def test_sealing_twice_is_refused_by_its_code(make_note):
+    node = make_note("Sealed once.")
+    seal(node.pk, owner=OWNER)
+    with pytest.raises(Conflict) as refused:
+        seal(node.pk, owner=OWNER)
+    assert refused.value.code == "is_sealed"

@@ -71,6 +71,8 @@ def test_it_decays_an_old_unread_unlinked_node_as_unreachable_and_snapshots_it(l
     assert event.snapshot["access_count"] == 0 and "created_at" in event.snapshot
     # The row the UPDATE returned is the node as it now is, as audit.snapshot reads it.
     assert event.snapshot == snapshot(node.pk) and event.snapshot["decayed_at"]
+    node.refresh_from_db()
+    assert event.at == node.decayed_at  # the flag and its event carry one instant
 
 
 def test_a_chain_is_collected_once_nothing_holds_it(make_note, lone):
@@ -242,7 +244,8 @@ def test_restore_brings_back_what_the_node_holds_and_survives_the_next_sleep(mak
     assert all(is_decayed(n) for n in (p, k, g))
     restore(k.pk, actor="owner")
     assert not is_decayed(k) and not is_decayed(p) and is_decayed(g)
-    assert Event.objects.get(node=p, kind="restored").reason == "held_by_restore"
+    held = Event.objects.get(node=p, kind="restored")
+    assert held.reason == "held_by_restore" and held.related_node_id == k.pk
     assert decay()["count"] == 0
     assert not is_decayed(k) and not is_decayed(p)
 
@@ -256,8 +259,9 @@ def test_restore_leaves_the_owners_let_go_alone(make_note, lone):
 
 
 def test_restore_refuses_a_live_node(lone):
-    with pytest.raises(Conflict, match="live"):
+    with pytest.raises(Conflict, match="live") as refused:
         restore(lone("Alive.").pk, actor="owner")
+    assert refused.value.code == "live"
 
 
 def test_rearrival_revives_the_same_node_with_its_trail(lone):
@@ -428,3 +432,46 @@ def test_the_sweep_spares_a_node_the_owner_restored_since_the_mark(lone):
     since = timezone.now() - timedelta(minutes=1)
     done = _sweep([node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark)
     assert done == [] and not is_decayed(node)
+
+
+def test_pending_decays_counts_the_days_until_a_young_holder_lets_go(make_note, lone):
+    p = lone("An old page.", days_old=40)
+    make_note("A note on it, half a day short of the age.", days_old=13.5, origins=[{"id": p.pk}])
+    items = {i["id"]: i for i in pending_decays(within_days=1)}
+    assert items[p.pk]["days_until_eligible"] == pytest.approx(0.5, abs=0.05)
+
+
+def test_keep_records_the_owners_keep_and_refuses_a_decayed_node_by_code(lone):
+    node = lone("Kept by the owner.", days_old=40)
+    keep(node.pk, actor="owner")
+    event = Event.objects.get(node=node, kind="kept")
+    assert (event.actor, event.reason) == ("owner", "owner_keep")
+    gone = lone("Let go, then kept.")
+    let_go(gone.pk, actor="owner")
+    with pytest.raises(Conflict) as refused:
+        keep(gone.pk, actor="owner")
+    assert refused.value.code == "decayed"
+    assert refused.value.message == f"node {gone.pk} has decayed; restore it to keep it"
+
+
+def test_pending_decays_put_eligible_now_first_whatever_the_ids(lone):
+    soon = lone("Eligible in a few days.", days_old=10.33)
+    now_node = lone("Eligible now.", days_old=20)
+    items = pending_decays(within_days=5)
+    assert [i["id"] for i in items] == [now_node.pk, soon.pk]
+    assert (items[0]["kind"], items[0]["days_until_eligible"]) == ("internet", 0.0)
+    assert items[1]["days_until_eligible"] == 3.7  # 14 - 10.33 days, to one decimal
+
+
+def test_pending_decays_excerpt_is_the_first_160_characters(lone):
+    lone("x" * 200, days_old=20)
+    (item,) = pending_decays()
+    assert item["excerpt"] == "x" * 160
+
+
+def test_an_old_unread_holding_cycle_is_collected(lone):
+    a, b = lone("Cites b.", days_old=40), lone("Cites a.", days_old=40)
+    Edge.objects.create(from_node=a, to_node=b, kind="cites", created_by="sleep")
+    Edge.objects.create(from_node=b, to_node=a, kind="cites", created_by="sleep")
+    assert decay()["count"] == 2
+    assert is_decayed(a) and is_decayed(b)

@@ -50,8 +50,9 @@ def test_a_declined_node_may_be_proposed_again(proposed):
 
 
 def test_decline_refuses_what_is_not_proposed(make_note, proposed):
-    with pytest.raises(Conflict, match="not proposed"):
+    with pytest.raises(Conflict, match="not proposed") as idle:
         decline(make_note("Idle.").pk, owner=OWNER)
+    assert idle.value.code == "not_proposed"
     decline(proposed.pk, owner=OWNER)
     with pytest.raises(Conflict, match="not proposed"):
         decline(proposed.pk, owner=OWNER)

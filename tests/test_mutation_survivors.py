@@ -346,3 +346,119 @@ def test_a_duplicate_through_a_token_records_the_token(make_note, root_note) -> 
     make_note("The weir was rebuilt in 1911.", origins=[{"id": other.pk}], token=token)
     (event,) = Event.objects.filter(node=node, kind=EventKind.REARRIVED)
     assert event.token_id == token.pk
+
+
+def test_a_query_that_is_not_text_recalls_nothing_and_is_logged_empty(db) -> None:
+    from memory.models import RecallLog
+
+    assert recall(None) == [] and recall(42) == []  # type: ignore[arg-type]
+    assert list(RecallLog.objects.values_list("query", flat=True)) == ["", ""]
+
+
+def test_recall_scores_keep_their_fraction(make_note) -> None:
+    make_note("Heron, heron by the pond.")
+    make_note("A heron once, among many other birds seen at the lake that day.")
+    scores = [p["score"] for p in recall("heron")]
+    assert len(scores) == 2 and 0 < scores[1] < scores[0]
+    assert scores[1] != round(scores[1]) and scores[1] == round(scores[1], 6)
+
+
+def test_proposing_a_decayed_node_is_refused_by_its_code(make_note) -> None:
+    from memory.errors import Conflict
+    from memory.sleep.decay import let_go
+    from review.ceremony import propose
+
+    node = make_note("Let go before anyone proposed it.")
+    let_go(node.pk, actor="owner")
+    with pytest.raises(Conflict) as refused:
+        propose(node.pk, actor="agent:scout")
+    assert refused.value.code == "decayed"
+
+
+def test_a_long_body_is_previewed_cut_with_an_ellipsis(make_note) -> None:
+    from memory.recall import EXCERPT_CHARS
+
+    make_note("heron " * 60)  # 360 characters
+    (packet,) = recall("heron")
+    assert len(packet["excerpt"]) == EXCERPT_CHARS and packet["excerpt"].endswith("…")
+
+
+def test_a_refused_rearrival_says_it_was_tombstoned(make_note) -> None:
+    from memory.errors import Conflict
+    from memory.models import Event
+    from memory.write import write_node
+    from review.ceremony import reject
+
+    node = make_note("The moon is made of cheese.")
+    reject(node.pk, owner="owner", reason="false")
+    with pytest.raises(Conflict):
+        write_node(
+            body=node.body,
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": node.pk}],
+        )
+    event = Event.objects.get(kind="rearrival_refused")
+    assert event.reason == "tombstoned"
+
+
+def test_reject_and_unseal_refusals_carry_their_codes_and_the_event_its_words(make_note) -> None:
+    from _acts import root_as_owner
+
+    from memory.errors import Conflict
+    from memory.models import Event
+    from review.ceremony import reject, seal, unseal
+
+    node = make_note("The moon is made of cheese.")
+    with pytest.raises(Conflict) as not_sealed:
+        unseal(node.pk, owner="owner")
+    assert not_sealed.value.code == "not_sealed"
+    seal(node.pk, owner="owner")
+    unseal(node.pk, owner="owner", reason="shown again")
+    assert Event.objects.get(node=node, kind="unsealed").reason == "shown again"
+    event = reject(node.pk, owner="owner", reason="false")
+    assert event.detail["content_key"] == node.content_key
+    with pytest.raises(Conflict) as twice:
+        reject(node.pk, owner="owner", reason="still false")
+    assert twice.value.code == "is_rejected"
+    ground = make_note("The boiler is serviced in May.")
+    root_as_owner(ground)
+    with pytest.raises(Conflict) as is_ground:
+        reject(ground.pk, owner="owner", reason="false")
+    assert is_ground.value.code == "is_ground"
+
+
+def test_sleep_steps_count_every_batch_and_report_their_fields(make_note, monkeypatch) -> None:
+    import memory.sleep.decay as decay_module
+    import memory.sleep.promote as promote_module
+    from memory.models import Event, Node
+
+    monkeypatch.setattr(decay_module, "BATCH", 1)
+    monkeypatch.setattr(promote_module, "BATCH", 1)
+    for i in range(2):
+        make_note(
+            f"Old page {i}.",
+            days_old=40,
+            kind="internet",
+            jurisdiction="wild",
+            origins=[],
+            source="https://example.org",
+        )
+    assert decay_module.decay() == {"count": 2, "candidates": 2, "unreachable": 2}
+    read = [make_note(f"Read on three days, {i}.") for i in range(2)]
+    Node.objects.filter(pk__in=[n.pk for n in read]).update(access_count=3, read_days=3)
+    assert promote_module.promote()["count"] == 2
+    node = Node.objects.get(pk=read[0].pk)
+    assert Event.objects.get(node=node, kind="promoted_permanent").at == node.permanent_at
+
+
+def test_the_promotion_threshold_ignores_unread_nodes(make_note) -> None:
+    from memory.models import Node
+    from memory.sleep.promote import promotion_threshold
+
+    hot = make_note("Read ten times.")
+    Node.objects.filter(pk=hot.pk).update(access_count=10)
+    for i in range(19):
+        make_note(f"Never read {i}.")
+    assert promotion_threshold() == 10

@@ -62,6 +62,7 @@ def test_it_promotes_at_the_threshold_with_an_event(make_note):
     assert hot.permanent and hot.permanent_at is not None and not warm.permanent
     event = Event.objects.get(node=hot, kind="promoted_permanent")
     assert event.detail == {"threshold": 3} and event.snapshot["permanent"] is True
+    assert (event.actor, event.reason) == ("sleep", "reads")
     assert promote()["count"] == 0  # idempotent
 
 
@@ -75,7 +76,7 @@ def test_it_never_promotes_a_decayed_node(make_note):
 def test_a_dry_run_promotes_nothing(make_note, counts):
     reads(make_note("Read a lot."), 5)
     before = counts()
-    assert promote(dry_run=True)["count"] == 1
+    assert promote(dry_run=True) == {"count": 1, "threshold": 5}  # the only read node
     assert counts() == before
 
 
@@ -130,3 +131,23 @@ def test_read_days_cannot_go_negative_even_by_raw_sql(make_note):
         connection.cursor() as cursor,
     ):
         cursor.execute("UPDATE memory_node SET read_days = -1 WHERE id = %s", [node.pk])
+
+
+def test_reads_on_three_days_below_the_threshold_do_not_make_a_node_permanent(make_note):
+    for i in range(1, 21):
+        reads(make_note(f"Read {i} times."), i)
+    assert promotion_threshold() == 19
+    short = make_note("Read eighteen times on three days.")
+    reads(short, 18)
+    result = promote()
+    assert result == {"count": 2, "threshold": 19}  # the nodes read 19 and 20 times
+    short.refresh_from_db()
+    assert short.read_days == 3 and not short.permanent
+
+
+def test_promotion_reports_progress_once_per_batch(make_note):
+    for i in range(3):
+        reads(make_note(f"Read on three days, {i}."), 3)
+    beats: list[dict] = []
+    assert promote(beat=lambda **kw: beats.append(kw))["count"] == 3
+    assert beats == [{"count": 3, "threshold": 3}]

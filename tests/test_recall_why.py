@@ -60,3 +60,54 @@ def test_the_search_page_shows_why(owner_client, make_note):
     make_note("The heron nests by the old mill pond.")
     body = owner_client.get("/search/", {"q": "heron pond"}).content.decode()
     assert "why: words: heron, pond" in body
+
+
+def test_feedback_brings_in_a_node_sharing_the_best_hits_rare_word(make_note) -> None:
+    from memory import rank
+
+    first = make_note("Heron nesting near a marsh; kingfisher sighting.")
+    second = make_note("Heron flight over a lake; kingfisher again.")
+    third = make_note("A kingfisher dove into a stream.")
+    assert third.pk not in [p["id"] for p in recall("heron")]
+    with rank.using(feedback=1.0):
+        packets = {p["id"]: p for p in recall("heron", why=True)}
+    assert {first.pk, second.pk, third.pk} <= set(packets)
+    assert packets[third.pk]["why"] == "feedback: kingfisher"
+    assert packets[first.pk]["why"] == "words: heron; feedback: kingfisher"
+
+
+def test_diversity_lets_another_parent_into_the_top(make_note) -> None:
+    from memory import rank
+    from memory.write import write_node
+
+    other = write_node(
+        body="Another notebook.",
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
+        source="other.md",
+    ).node
+    strong = [make_note(f"Egret, egret, egret {i}.") for i in range(3)]
+    weak = make_note(
+        "An egret seen once near a pier today.",
+        origins=[{"id": other.pk, "relation": "derived_from"}],
+    )
+    ids = {n.pk for n in strong}
+    best, second = [p["id"] for p in recall("egret", limit=2)]
+    assert {best, second} <= ids  # one parent holds the whole top
+    with rank.using(diversity=10.0):
+        assert [p["id"] for p in recall("egret", limit=2)] == [best, weak.pk]
+
+
+def test_feedback_finds_a_superseded_node_only_when_asked_for_superseded(make_note) -> None:
+    from memory import rank
+    from tests.test_recall import mark
+
+    make_note("Heron nesting near a marsh; kingfisher sighting.")
+    make_note("Heron flight over a lake; kingfisher again.")
+    old = make_note("A kingfisher dove into a stream.")
+    mark(old, "superseded")
+    with rank.using(feedback=1.0):
+        assert old.pk not in [p["id"] for p in recall("heron")]
+        found = {p["id"]: p for p in recall("heron", include_superseded=True)}
+    assert found[old.pk]["trust"] == "superseded"

@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.embed import embed_missing
-from memory.errors import Forbidden, NotFound
+from memory.errors import Forbidden, Invalid, NotFound
 from memory.models import Node, Ticket, Vector
 from memory.walk import around, open_walk, read_ticket, step
 
@@ -102,6 +102,7 @@ def test_an_expired_ticket_is_refused(thread):
     with time_machine.travel(later), pytest.raises(Forbidden) as refused:
         around(token, holder="agent")
     assert refused.value.code == "ticket_expired"
+    assert refused.value.message == "this ticket has expired; open a new walk"
 
 
 def test_an_undisclosed_route_is_refused(thread):
@@ -171,3 +172,57 @@ def test_reading_through_a_ticket_counts_an_access_and_keeps_the_ticket(thread):
     first.refresh_from_db()
     assert first.access_count == 1
     assert routes(token)
+
+
+def test_an_unknown_direction_is_refused_with_the_directions_to_use(thread):
+    token = open_walk(thread[0].pk, holder="agent")
+    with pytest.raises(Invalid) as refused:
+        step(token, holder="agent", direction="sideways", target=thread[1].pk)
+    assert refused.value.code == "bad_direction"
+    assert refused.value.message.endswith("expected one of: in, out, next, prev, deeper, shallower")
+
+
+def test_of_two_racing_steps_the_late_one_is_refused_as_spent(thread, monkeypatch):
+    import memory.walk as walk_module
+
+    first, second, _ = thread
+    token = open_walk(first.pk, holder="agent")
+    assert ("next", second.pk) in routes(token)
+    check = walk_module.visible_node
+
+    def check_then_race(node_id, **kwargs):
+        seen = check(node_id, **kwargs)
+        Ticket.objects.update(spent_at=timezone.now())  # the other step commits first
+        return seen
+
+    monkeypatch.setattr(walk_module, "visible_node", check_then_race)
+    with pytest.raises(Forbidden) as refused:
+        step(token, holder="agent", direction="next", target=second.pk)
+    assert refused.value.code == "ticket_spent"
+    assert refused.value.message == "this ticket was already used for a step"
+    assert Ticket.objects.count() == 1  # no child minted
+
+
+def test_around_returns_the_ticket_and_each_route_by_its_documented_fields(thread, root_note):
+    first, second, third = thread
+    token = open_walk(second.pk, holder="agent")
+    found = around(token, holder="agent")
+    assert found["ticket"] == token and found["node"]["id"] == second.pk
+    by_direction = {r["direction"]: r for r in found["routes"]}
+    assert set(by_direction["next"]) == {"direction", "edge_kind", "target", "preview"}
+    assert by_direction["next"]["edge_kind"] is None and by_direction["next"]["target"] == third.pk
+    assert by_direction["out"]["edge_kind"] == "derived_from"
+
+
+@pytest.mark.parametrize("token", ["", None, 7])
+def test_an_empty_or_non_text_ticket_is_refused_as_forged(thread, token):
+    with pytest.raises(Forbidden) as refused:
+        around(token, holder="agent")
+    assert refused.value.code == "ticket_forged"
+
+
+@pytest.mark.parametrize("holder", ["", "   ", None])
+def test_a_walk_without_a_holder_is_refused(thread, holder):
+    with pytest.raises(Invalid) as refused:
+        open_walk(thread[0].pk, holder=holder)
+    assert refused.value.code == "no_holder"
