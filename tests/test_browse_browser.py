@@ -127,7 +127,7 @@ def _desk(make_note):
     from review.ceremony import seal
 
     commit_turn(conversation="kitchen", user="What did the plumber quote?", assistant="1,200 €.")
-    seal(make_note("The alarm code is 4471.").pk, owner="owner")
+    seal(make_note("The alarm code is Zebra-4471.").pk, owner="owner")
 
     hub = make_note("# Kitchen renovation\nThe budget is **5k**; see [[tiles]] and [[#1]].")
     spokes = [
@@ -180,7 +180,9 @@ def test_every_page_at_two_widths_in_both_themes(
                 owner_page.goto(live_server.url + path.format(hub=hub.pk, spoke=spoke.pk))
                 if width == 400:
                     _fits(owner_page)
-                assert "4471" not in owner_page.content()
+                assert (
+                    "Zebra-4471" not in owner_page.content()
+                )  # not the digits: a node id may be 4471
                 shot = screenshot(owner_page, f"desk-{name}-{width}-{scheme}")
                 if width == 400:  # the first screenful, as a phone shows it
                     owner_page.screenshot(path=str(shot.with_name(shot.stem + "-top.png")))

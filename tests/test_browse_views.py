@@ -71,11 +71,11 @@ def test_a_node_sealed_then_unsealed_is_unreviewed_again(owner_client, mixed):
 
 
 def test_sealed_rows_show_no_words(owner_client, make_note):
-    secret = make_note("The safe code is 4471.")
-    assert "4471" in owner_client.get("/nodes/").content.decode()
+    secret = make_note("The safe code is Zebra-4471.")
+    assert "Zebra-4471" in owner_client.get("/nodes/").content.decode()
     seal(secret.pk, owner="owner")
     body = owner_client.get("/nodes/").content.decode()
-    assert "4471" not in body and f"sealed #{secret.pk}" in body
+    assert "Zebra-4471" not in body and f"sealed #{secret.pk}" in body
 
 
 def test_links_to_lists_what_points_at_a_node(owner_client, mixed, make_note):

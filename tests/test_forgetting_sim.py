@@ -3,6 +3,8 @@ no protected node (read, rooted, proposed, sealed, permanent, young, kept or hel
 
 from __future__ import annotations
 
+import pytest
+
 from bench.forgetting_bench import simulate
 from memory.models import Event, SleepRun
 
@@ -22,6 +24,7 @@ def _outcome(months: list) -> list[tuple[int, ...]]:
     return [(m.arrived, m.live, m.decayed, m.permanent, m.regret, m.hits, m.needs) for m in months]
 
 
+@pytest.mark.sqlite_only  # the day-N snapshot is a copy of the simulated SQLite file
 def test_a_threshold_resumed_from_keep_everythings_snapshot_equals_a_run_from_day_0(
     transactional_db, tmp_path
 ):
