@@ -9,13 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from django.db import connection
-
-
-def _rows(sql: str, params: tuple = ()) -> list[tuple]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
+from memory.integrity_sql import rows as _rows
 
 
 def _sha(text: str) -> str:
