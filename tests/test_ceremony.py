@@ -316,3 +316,178 @@ def test_sealing_twice_is_refused_by_its_code(make_note):
     with pytest.raises(Conflict) as refused:
         seal(node.pk, owner=OWNER)
     assert refused.value.code == "is_sealed"
+
+
+def test_an_act_without_the_owners_name_is_refused_as_no_actor(make_note, counts):
+    node = make_note("The boiler is serviced in March.")
+    before = counts()
+    for nobody in ("", "  ", None):
+        with pytest.raises(Invalid, match="needs the owner's name") as refused:
+            seal(node.pk, owner=nobody)
+        assert refused.value.code == "no_actor"
+    assert counts() == before
+
+
+def test_a_proposal_without_an_actor_says_so(make_note, counts):
+    node = make_note("Ana prefers tea.")
+    before = counts()
+    with pytest.raises(Invalid) as refused:
+        propose(node.pk, actor=" ")
+    assert (refused.value.code, str(refused.value)) == ("no_actor", "a proposal needs an actor")
+    assert counts() == before
+
+
+def test_a_malformed_hash_is_refused_as_bad_hash(make_note, counts):
+    node = make_note("The spare key is under the blue pot.")
+    before = counts()
+    for bad in ("abc", None, "g" * 64):
+        with pytest.raises(Invalid) as refused:
+            root(node.pk, adopting_words="yes", expected_body_hash=bad, owner=OWNER)
+        assert refused.value.code == "bad_hash"
+    assert counts() == before
+
+
+def test_a_reason_that_is_not_text_is_refused_as_bad_reason(make_note, counts):
+    node = make_note("The moon is made of cheese.")
+    before = counts()
+    with pytest.raises(Invalid, match="reason must be text") as refused:
+        seal(node.pk, owner=OWNER, reason=["private"])
+    assert refused.value.code == "bad_reason"
+    assert counts() == before
+
+
+def test_the_seal_event_keeps_the_owners_reason(make_note):
+    node = make_note("My blood pressure readings.")
+    event = seal(node.pk, owner=OWNER, reason="private")
+    assert Event.objects.get(pk=event.pk).reason == "private"
+
+
+def test_rooting_ground_again_is_refused_as_is_ground(make_note, counts):
+    node = make_note("The spare key is under the blue pot.")
+    root_as_owner(node)
+    before = counts()
+    with pytest.raises(Conflict, match="already ground") as refused:
+        root_as_owner(node, "yes again")
+    assert refused.value.code == "is_ground"
+    assert counts() == before
+
+
+def test_rooting_a_decayed_node_says_to_restore_it_first(make_note, counts):
+    from memory.sleep.decay import let_go
+
+    node = make_note("Let go before the owner adopted it.")
+    let_go(node.pk, actor=OWNER)
+    node.refresh_from_db()
+    before = counts()
+    with pytest.raises(Conflict, match="restore it before rooting") as refused:
+        root_as_owner(node)
+    assert refused.value.code == "decayed"
+    assert counts() == before
+
+
+def test_rooting_with_a_stale_hash_tells_the_owner_to_review_again(make_note, counts):
+    node = make_note("The spare key is under the blue pot.")
+    before = counts()
+    with pytest.raises(Conflict, match="review the text again before adopting it") as refused:
+        root(node.pk, adopting_words="yes", expected_body_hash="0" * 64, owner=OWNER)
+    assert refused.value.code == "stale_hash"
+    assert counts() == before
+
+
+def test_the_loser_of_a_race_to_root_is_told_race_lost(make_note, monkeypatch):
+    import review.ceremony as ceremony
+
+    node = make_note("The spare key is under the blue pot.")
+    root_as_owner(node)
+    # The racing act read the trust before the winner committed: the unique index refuses it.
+    monkeypatch.setattr(ceremony, "trust_of", lambda pk, **kw: Trust.UNREVIEWED)
+    with pytest.raises(Conflict, match="another act got there first") as refused:
+        root_as_owner(node, "me too")
+    assert refused.value.code == "race_lost"
+    assert Event.objects.filter(node=node, kind="rooted").count() == 1
+
+
+def test_superseding_what_is_not_ground_is_refused_as_not_ground(make_note, counts):
+    from _acts import supersede_as_owner
+
+    node = make_note("The spare key is under the blue pot.")
+    before = counts()
+    with pytest.raises(Conflict, match="only ground can be superseded") as refused:
+        supersede_as_owner(node, "The spare key is in the shed.")
+    assert refused.value.code == "not_ground"
+    assert counts() == before
+
+
+def test_a_ground_pair_cannot_be_superseded(db, counts):
+    from _acts import supersede_as_owner
+
+    from memory.write import ScrollPointer, write_node
+
+    pointer = ScrollPointer(path="scroll/c1.jsonl", offset=0, hash="a" * 64)
+    pair = write_node(
+        body="u: hi\na: hello", kind="pair", jurisdiction="home", signature=OWNER, scroll=pointer
+    ).node
+    root_as_owner(pair)
+    before = counts()
+    with pytest.raises(Invalid, match="a pair is what was said") as refused:
+        supersede_as_owner(pair, "u: hi\na: goodbye")
+    assert refused.value.code == "is_pair"
+    assert counts() == before
+
+
+def test_superseding_with_a_stale_hash_is_refused_as_stale_hash(make_note, counts):
+    old = make_note("The spare key is under the blue pot.")
+    root_as_owner(old)
+    before = counts()
+    with pytest.raises(Conflict, match="preview it again") as refused:
+        supersede(
+            old.pk,
+            new_body="The spare key is in the shed.",
+            adopting_words="yes",
+            expected_body_hash="0" * 64,
+            owner=OWNER,
+        )
+    assert refused.value.code == "stale_hash"
+    assert counts() == before
+
+
+def test_superseding_with_the_same_text_is_refused_as_same(make_note, counts):
+    old = make_note("The spare key is under the blue pot.")
+    root_as_owner(old)
+    before = counts()
+    with pytest.raises(Conflict) as refused:
+        supersede(
+            old.pk,
+            new_body=old.body,
+            adopting_words="yes",
+            expected_body_hash=old.body_hash,
+            owner=OWNER,
+        )
+    assert refused.value.code == "same"
+    assert counts() == before
+
+
+def test_the_superseded_event_records_both_hashes(make_note):
+    from _acts import supersede_as_owner
+
+    old = make_note("The spare key is under the blue pot.")
+    root_as_owner(old)
+    new = supersede_as_owner(old, "The spare key is in the shed.", words="Moved it.")
+    event = Event.objects.get(node=old, kind="superseded")
+    assert event.detail == {
+        "body_hash": old.body_hash,
+        "new_body_hash": new.body_hash,
+        "adopting_words": "Moved it.",
+    }
+
+
+def test_a_new_body_that_is_not_text_is_refused_as_bad_body():
+    with pytest.raises(Invalid, match="must be text") as refused:
+        preview_supersede(["The key moved."])
+    assert refused.value.code == "bad_body"
+
+
+def test_a_new_body_of_only_scaffolding_is_refused_with_why():
+    with pytest.raises(Invalid) as refused:
+        preview_supersede("<think>only thinking</think>  ")
+    assert str(refused.value) == "the new body is empty once transport scaffolding is removed"
