@@ -492,3 +492,58 @@ def test_a_new_body_of_only_scaffolding_is_refused_with_why():
     with pytest.raises(Invalid) as refused:
         preview_supersede("<think>only thinking</think>  ")
     assert str(refused.value) == "the new body is empty once transport scaffolding is removed"
+
+
+def test_refusal_messages_the_owner_reads_are_whole(make_note):
+    node = make_note("The spare key is under the blue pot.")
+    with pytest.raises(Invalid) as not_text:
+        preview_supersede(b"bytes")
+    assert str(not_text.value) == "the new body must be text"
+    root_as_owner(node)
+    with pytest.raises(Conflict) as same:
+        supersede(
+            node.pk,
+            new_body=node.body,
+            adopting_words="yes",
+            expected_body_hash=node.body_hash,
+            owner=OWNER,
+        )
+    assert str(same.value) == "the new text is the old text: nothing to supersede"
+    with pytest.raises(Conflict) as ground:
+        reject(node.pk, owner=OWNER, reason="false")
+    assert str(ground.value).endswith("or confirm twice that it is false")
+
+
+def test_the_new_ground_keeps_the_old_source_and_its_rooting_names_the_old(make_note):
+    from _acts import supersede_as_owner
+
+    old = make_note("The spare key is under the blue pot.", source="notebook.md")
+    root_as_owner(old)
+    new = supersede_as_owner(old, "The spare key is in the shed.")
+    assert new.source == "notebook.md"
+    rooted = Event.objects.get(node=new, kind="rooted")
+    assert rooted.related_node_id == old.pk
+
+
+def test_unseal_and_decline_without_a_reason_record_none(make_note):
+    from review.ceremony import decline
+
+    node = make_note("Ana prefers tea.")
+    seal(node.pk, owner=OWNER)
+    assert unseal(node.pk, owner=OWNER).reason == ""
+    propose(node.pk, actor="agent:scout")
+    assert decline(node.pk, owner=OWNER).reason == ""
+
+
+def test_a_long_unseal_reason_is_kept_whole_in_detail(make_note):
+    node = make_note("My blood pressure readings.")
+    seal(node.pk, owner=OWNER)
+    long = "shown again because " * 5
+    event = unseal(node.pk, owner=OWNER, reason=long)
+    assert event.detail == {"reason": long.strip()}
+
+
+def test_the_reject_event_records_the_hash_of_the_words_rejected(make_note):
+    node = make_note("The moon is made of cheese.")
+    event = reject(node.pk, owner=OWNER, reason="false")
+    assert event.detail["body_hash"] == node.body_hash
