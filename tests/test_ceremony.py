@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from _acts import root_as_owner
 
-from memory.errors import Conflict, Forbidden, Invalid, NotFound
+from memory.errors import Conflict, Forbidden, Invalid, NotFound, TooLarge
 from memory.models import Edge, Event, Node, Trust
 from memory.trust import trust_counts, trust_map, trust_of, with_trust
 from review.ceremony import (
@@ -430,9 +430,10 @@ def test_a_ground_pair_cannot_be_superseded(db, counts):
     ).node
     root_as_owner(pair)
     before = counts()
-    with pytest.raises(Invalid, match="a pair is what was said") as refused:
+    with pytest.raises(Invalid) as refused:
         supersede_as_owner(pair, "u: hi\na: goodbye")
     assert refused.value.code == "is_pair"
+    assert str(refused.value) == "a pair is what was said: it cannot be superseded"
     assert counts() == before
 
 
@@ -547,3 +548,35 @@ def test_the_reject_event_records_the_hash_of_the_words_rejected(make_note):
     node = make_note("The moon is made of cheese.")
     event = reject(node.pk, owner=OWNER, reason="false")
     assert event.detail["body_hash"] == node.body_hash
+
+
+def test_adopting_words_may_be_2000_characters_and_no_more(make_note, counts):
+    node, other = make_note("The spare key is under the blue pot."), make_note("Ana prefers tea.")
+    before = counts()
+    with pytest.raises(TooLarge) as refused:
+        root_as_owner(other, "y" * 2001)
+    assert str(refused.value) == "adopting words are limited to 2000 characters"
+    assert counts() == before
+    assert root_as_owner(node, "y" * 2000).detail["adopting_words"] == "y" * 2000
+
+
+def test_hash_and_words_refusals_tell_the_owner_what_to_give(make_note):
+    node = make_note("The spare key is under the blue pot.")
+    with pytest.raises(Invalid) as bad_hash:
+        root(node.pk, adopting_words="yes", expected_body_hash="abc", owner=OWNER)
+    assert str(bad_hash.value) == (
+        "expected_body_hash must be the 64-hex sha256 of the body as displayed"
+    )
+    with pytest.raises(Invalid) as no_words:
+        root_as_owner(node, "")
+    assert str(no_words.value) == (
+        "adopting words are required: say, in your own words, that you adopt this"
+    )
+
+
+def test_propose_and_seal_without_a_reason_record_none_and_a_long_seal_reason_is_kept(make_note):
+    node, other = make_note("Ana prefers tea."), make_note("My blood pressure readings.")
+    assert propose(node.pk, actor="agent:scout").reason == ""
+    assert seal(node.pk, owner=OWNER).reason == ""
+    long = "private because " * 6
+    assert seal(other.pk, owner=OWNER, reason=long).detail == {"reason": long.strip()}
