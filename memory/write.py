@@ -35,6 +35,7 @@ from memory.models import (
 )
 from memory.nest import Nest, nest_into
 from memory.scrub import body_hash_of, content_key_of, scrub
+from memory.sleep.decay import HELD_BY_REVIVED, restore_held
 from memory.sleep.reach import HOLDING
 from memory.trust import trust_map
 
@@ -326,11 +327,6 @@ def _known(request: _Request) -> WriteResult | None:
         last_accessed_at=timezone.now(),
         last_read_by=request.actor[:200],
     )
-    # A revived note is read (a root): what it holds comes back with it, as a restore's does.
-    from memory.sleep.decay import HELD_BY_REVIVED, held_decayed
-
-    chain = held_decayed(decayed.pk)
-    Node.objects.filter(pk__in=chain).update(decayed_at=None)
     audit.record(
         EventKind.REVIVED,
         node=decayed,
@@ -339,13 +335,8 @@ def _known(request: _Request) -> WriteResult | None:
         detail={**request.writer(), "origins": _new_origins(decayed, request.links)},
         token=request.token,
     )
-    audit.record_many(
-        EventKind.RESTORED,
-        chain,
-        actor=request.actor,
-        reason=HELD_BY_REVIVED,
-        related=dict.fromkeys(chain, decayed.pk),
-    )
+    # A revived note is read (a root): what it holds comes back with it, as a restore's does.
+    restore_held(decayed.pk, actor=request.actor, reason=HELD_BY_REVIVED)
     decayed.refresh_from_db()
     return WriteResult(decayed, "revived")
 

@@ -278,7 +278,7 @@ def let_go(node_id: int, *, actor: str) -> Node:
     return node
 
 
-def held_decayed(node_id: int, *, cap: int = 5000) -> list[int]:
+def _held_decayed(node_id: int, *, cap: int = 5000) -> list[int]:
     """Decayed nodes that `node_id` holds, transitively through holding edges (its provenance
     chain), except those the owner let go or consolidation merged: those stay decisions."""
     seen, frontier, found = {node_id}, [node_id], []
@@ -315,15 +315,20 @@ def restore(node_id: int, *, actor: str) -> Node:
         node = _node(node_id)
         if node.decayed_at is None:
             raise Conflict(f"node {node_id} is live; there is nothing to restore", code="live")
-        chain = held_decayed(node_id)
-        Node.objects.filter(pk__in=[node_id, *chain]).update(decayed_at=None)
+        Node.objects.filter(pk=node_id).update(decayed_at=None)
         audit.record(EventKind.RESTORED, node=node_id, actor=actor, reason=reach.OWNER_RESTORE)
-        audit.record_many(
-            EventKind.RESTORED,
-            chain,
-            actor=actor,
-            reason=HELD_BY_RESTORE,
-            related=dict.fromkeys(chain, node_id),
-        )
+        restore_held(node_id, actor=actor, reason=HELD_BY_RESTORE)
     node.refresh_from_db()
     return node
+
+
+def restore_held(node_id: int, *, actor: str, reason: str) -> list[int]:
+    """Bring back every decayed node that `node_id` holds (_held_decayed), each with a restored
+    event related to it; the caller brings back `node_id` itself (a restore, or a revival in
+    memory/write.py). Inside the caller's transaction."""
+    chain = _held_decayed(node_id)
+    Node.objects.filter(pk__in=chain).update(decayed_at=None)
+    audit.record_many(
+        EventKind.RESTORED, chain, actor=actor, reason=reason, related=dict.fromkeys(chain, node_id)
+    )
+    return chain
