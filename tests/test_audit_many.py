@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from django.db import transaction
 from django.utils import timezone
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory import audit
-from memory.chain import canonical
+from memory.chain import canonical, canonical_text
 from memory.integrity import run_checks
 from memory.models import Event, Node
 
@@ -38,3 +40,42 @@ def test_canonical_keeps_a_flat_snapshot_and_rewrites_anything_else():
     assert canonical(flat) is flat
     assert canonical({1: (2, 3)}) == {"1": [2, 3]}
     assert canonical({"f": 0.5, "n": {"k": 1}}) == {"f": 0.5, "n": {"k": 1}}
+
+
+# Raw rows as a cursor may give them: any text, naive (SQLite) or aware (PostgreSQL) instants.
+_TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=30)
+# Bodies around the excerpt's length (280 characters) as often as short ones.
+_BODY = st.tuples(_TEXT, st.integers(0, 300)).map(lambda p: "ż" * p[1] + p[0])
+_WHEN = st.one_of(
+    st.none(),
+    st.datetimes(timezones=st.none()),
+    st.datetimes(timezones=st.just(UTC)),
+    st.datetimes(timezones=st.none()).map(lambda d: d.isoformat(sep=" ")),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    body=_BODY,
+    texts=st.lists(_TEXT, min_size=6, max_size=6),
+    reads=st.integers(0, 10**6),
+    permanent=st.sampled_from([0, 1, False, True]),
+    clocks=st.lists(_WHEN, min_size=5, max_size=5),
+)
+def test_snapshot_texts_spell_the_canonical_json_of_the_snapshot(
+    body, texts, reads, permanent, clocks
+):
+    """snapshot_texts_from_rows against the snapshot built as a dict and encoded: the same text,
+    for two rows sharing their clocks (the second read from what the first one cached)."""
+    body_hash, kind, jurisdiction, domain, signature, source = texts
+    last, permanent_at, decayed, created, referent = clocks
+    row = (body, body_hash, kind, jurisdiction, domain, signature, source, reads, last,
+           permanent, permanent_at, decayed, created, referent)  # fmt: skip
+    expected = dict(zip(audit._SNAPSHOT_FIELDS, row, strict=True))
+    for key in ("last_accessed_at", "permanent_at", "decayed_at", "created_at", "referent_time"):
+        expected[key] = audit._instant(expected[key])
+    expected["permanent"] = bool(permanent)
+    expected = audit._snapshot_row(expected)
+    texts_by_id = audit.snapshot_texts_from_rows([(1, *row), (2, *row)])
+    assert texts_by_id[1] == texts_by_id[2] == canonical_text(canonical(expected))
+    assert json.loads(texts_by_id[1]) == expected

@@ -70,7 +70,7 @@ def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int)
                     RETURNING id, {audit.SNAPSHOT_COLUMNS}""",
                 [db_time(now), *ids, db_time(cutoff), db_time(since), edge_mark],
             )
-            snapshots = audit.snapshots_from_rows(cursor.fetchall())
+            snapshots = audit.snapshot_texts_from_rows(cursor.fetchall())
         done = sorted(snapshots)
         audit.record_many(
             EventKind.DECAYED,
@@ -78,7 +78,7 @@ def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int)
             actor=ACTOR,
             reason=DecayReason.UNREACHABLE,
             at=now,
-            snapshots=snapshots,
+            snapshot_texts=snapshots,
         )
     return done
 
