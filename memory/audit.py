@@ -14,7 +14,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from memory.chain import chain_many, event_digest, tail_hash
+from memory.chain import canonical, canonical_text, chain_many, event_digest, tail_hash
 from memory.models import CEREMONY_EVENT_KINDS, ApiToken, Event, EventKind, Node
 
 EXCERPT_CHARS = 280
@@ -254,7 +254,7 @@ def record_many(
     at = at or timezone.now()
     related = related or {}
     when = connection.ops.adapt_datetimefield_value(at)
-    extra_text = json.dumps(detail or {})
+    extra_text = canonical_text(canonical(detail or {}))  # as the snapshots: see chain._as_stored
     found = _snapshot_texts(node_ids) if snapshot_texts is None else snapshot_texts
     # Each snapshot's canonical text is both hashed into the chain and stored (the verifier
     # parses it back to the same value); a node that is not there has the empty snapshot.

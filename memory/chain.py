@@ -217,7 +217,39 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
+def _as_stored(row: tuple, prev: str) -> str | None:
+    """The digest over the row's snapshot and detail texts as they are stored, when both may be
+    canonical JSON (audit.record_many stores it so) and the digest is the stored hash; else None.
+    A match proves these very texts were chained, so no parse and re-encode is needed (~20 us
+    an event); any other text, or a mismatch, is verified the full way. `": ` is how the ORM's
+    JSON (json.dumps' default separators) always spells a key, and compact JSON never does
+    outside a string, so it tells which texts cannot match without hashing them."""
+    _id, at, kind, node_id, actor, reason, related, snapshot, detail, token_id, stored = row
+    if type(snapshot) is not str or type(detail) is not str:
+        return None
+    if '": ' in snapshot or '": ' in detail:
+        return None
+    digest = _sha(
+        _content(
+            _ENCODE(prev),
+            _ENCODE(_instant(at)),
+            _ENCODE(str(kind)),
+            _id_text(node_id),
+            _ENCODE(actor),
+            _ENCODE(reason),
+            _id_text(related),
+            snapshot,
+            detail,
+            _id_text(token_id),
+        )
+    )
+    return digest if digest == stored else None
+
+
 def digest_of_row(row: tuple, prev: str) -> str:
+    fast = _as_stored(row, prev)
+    if fast is not None:
+        return fast
     _id, at, kind, node_id, actor, reason, related, snapshot, detail, token_id, _hash = row
     return event_digest(
         prev=prev,
