@@ -281,10 +281,10 @@ _EVENT_ROWS_PER_INSERT = 900  # 9 parameters a row: under SQLite's 32,766 and Po
 
 def _insert_events(rows: list[tuple]) -> None:
     """Insert events in id order, many rows a statement. The ORM's bulk_create spends ~0.2 ms a
-    row preparing fields; executemany runs one statement a row, and on SQLite each statement on
-    a table with triggers opens a statement journal that copies every page it touches: 35 us a
-    row at 100k nodes, against 13 us in statements of many rows (bench/sleep_bench.py). The
-    rows of one VALUES list take their ids in its order, which the chain needs."""
+    row preparing fields; executemany runs one statement a row, ~35 us a row at 100k nodes, most
+    of it a per-statement cost of the table's triggers (~12 us without them); statements of 900
+    rows cost ~12 us a row with them (bench/sleep_bench.py). The rows of one VALUES list take
+    their ids in its order, which the chain needs."""
     with connection.cursor() as cursor:
         for start in range(0, len(rows), _EVENT_ROWS_PER_INSERT):
             part = rows[start : start + _EVENT_ROWS_PER_INSERT]

@@ -137,3 +137,14 @@ def test_an_edited_snapshot_of_a_sweep_is_named_and_a_respelled_one_is_not(make_
         cursor.execute("UPDATE memory_event SET snapshot = %s WHERE id = %s", [forged, swept[1]])
     report = verify()
     assert report.broken and report.broken.startswith(f"event {swept[1]} (decayed)")
+
+
+def test_events_split_over_several_inserts_keep_their_chain_order(make_note, monkeypatch):
+    """Each INSERT holds a slice of the events in order; the chain runs across the slices."""
+    monkeypatch.setattr(audit, "_EVENT_ROWS_PER_INSERT", 2)
+    nodes = [make_note(f"Sliced note {i}.", days_old=40) for i in range(5)]
+    with transaction.atomic():
+        audit.record_many("decayed", [n.pk for n in nodes], actor="sleep", reason="unreachable")
+    events = Event.objects.filter(kind="decayed").order_by("id")
+    assert [e.node_id for e in events] == [n.pk for n in nodes]
+    assert verify().ok
