@@ -14,7 +14,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from memory.chain import event_digest, tail_hash
+from memory.chain import canonical, canonical_text, chain_many, event_digest, tail_hash
 from memory.models import CEREMONY_EVENT_KINDS, ApiToken, Event, EventKind, Node
 
 EXCERPT_CHARS = 280
@@ -42,11 +42,6 @@ def snapshot(node_id: int) -> dict[str, Any]:
     return {} if row is None else _snapshot_row(row)
 
 
-_TIMES = frozenset(
-    ("last_accessed_at", "permanent_at", "decayed_at", "created_at", "referent_time")
-)
-
-
 def _instant(value: datetime | str | None) -> str | None:
     """A raw datetime column as the ORM gives it back, in isoformat: SQLite holds naive UTC
     (text, or a naive datetime through Django's registered converter), PostgreSQL is aware."""
@@ -57,27 +52,67 @@ def _instant(value: datetime | str | None) -> str | None:
     return (value.replace(tzinfo=UTC) if value.tzinfo is None else value).isoformat()
 
 
-# The columns snapshots_from_rows reads, after the node id: a caller that has just changed
+# The columns snapshot_texts_from_rows reads, after the node id: a caller that has just changed
 # the nodes reads them back in the same statement (UPDATE ... RETURNING id, SNAPSHOT_COLUMNS).
 SNAPSHOT_COLUMNS = ", ".join(_SNAPSHOT_FIELDS)
+_QUOTE = json.encoder.encode_basestring  # a str's canonical JSON (ensure_ascii=False), in C
 
 
-def snapshots_from_rows(rows: list[tuple]) -> dict[int, dict[str, Any]]:
-    """snapshot() of each raw row (id, SNAPSHOT_COLUMNS...), by node id: the ORM's per-field
-    converters cost more than the rest of a sweep (tests/test_audit_many.py holds them equal)."""
-    found: dict[int, dict[str, Any]] = {}
-    for node_id, *values in rows:
-        row = dict(zip(_SNAPSHOT_FIELDS, values, strict=True))
-        for key in _TIMES:
-            row[key] = _instant(row[key])
-        row["permanent"] = bool(row["permanent"])
-        found[node_id] = _snapshot_row(row)
+def _instant_text(value: datetime | str | None, seen: dict[Any, str]) -> str:
+    """_instant's canonical JSON; a naive instant (SQLite's) seen before is not formatted again
+    (a sweep's decayed_at is one instant for every row). An aware one is formatted each time:
+    two equal instants in different offsets must keep their own spelling."""
+    if value is None:
+        return "null"
+    if type(value) is str or value.tzinfo is None:
+        if value not in seen:
+            seen[value] = f'"{_instant(value)}"'
+        return seen[value]
+    return f'"{_instant(value)}"'
+
+
+def snapshot_texts_from_rows(rows: list[tuple]) -> dict[int, str]:
+    """canonical_text(snapshot()) of each raw row (id, SNAPSHOT_COLUMNS...), by node id, spelled
+    out key by key in sorted order: a dict and its encoding cost ~12 us a node, a third of a
+    sweep's time at 100k (tests/test_audit_many.py holds the two equal, on any values). A
+    column that breaks its type (a NULL body) raises rather than spelling something else."""
+    found: dict[int, str] = {}
+    seen: dict[Any, str] = {}
+    for (
+        node_id,
+        body,
+        body_hash,
+        kind,
+        jurisdiction,
+        domain,
+        signature,
+        source,
+        access_count,
+        last_accessed_at,
+        permanent,
+        permanent_at,
+        decayed_at,
+        created_at,
+        referent_time,
+    ) in rows:
+        found[node_id] = (
+            f'{{"access_count":{int(access_count)!r},"body_chars":{len(body)},'
+            f'"body_hash":{_QUOTE(body_hash)},"created_at":{_instant_text(created_at, seen)},'
+            f'"decayed_at":{_instant_text(decayed_at, seen)},"domain":{_QUOTE(domain)},'
+            f'"excerpt":{_QUOTE(body[:EXCERPT_CHARS])},"jurisdiction":{_QUOTE(jurisdiction)},'
+            f'"kind":{_QUOTE(kind)},'
+            f'"last_accessed_at":{_instant_text(last_accessed_at, seen)},'
+            f'"permanent":{"true" if permanent else "false"},'
+            f'"permanent_at":{_instant_text(permanent_at, seen)},'
+            f'"referent_time":{_instant_text(referent_time, seen)},'
+            f'"signature":{_QUOTE(signature)},"source":{_QUOTE(source)}}}'
+        )
     return found
 
 
-def _snapshots(node_ids: list[int]) -> dict[int, dict[str, Any]]:
-    """snapshot() of many nodes, one raw SELECT per 900 ids."""
-    found: dict[int, dict[str, Any]] = {}
+def _snapshot_texts(node_ids: list[int]) -> dict[int, str]:
+    """snapshot_texts_from_rows of many nodes, one raw SELECT per 900 ids."""
+    found: dict[int, str] = {}
     for start in range(0, len(node_ids), 900):
         chunk = node_ids[start : start + 900]
         marks = ",".join(["%s"] * len(chunk))
@@ -85,7 +120,7 @@ def _snapshots(node_ids: list[int]) -> dict[int, dict[str, Any]]:
             cursor.execute(
                 f"SELECT id, {SNAPSHOT_COLUMNS} FROM memory_node WHERE id IN ({marks})", chunk
             )
-            found.update(snapshots_from_rows(cursor.fetchall()))
+            found.update(snapshot_texts_from_rows(cursor.fetchall()))
     return found
 
 
@@ -201,11 +236,11 @@ def record_many(
     related: dict[int, int] | None = None,
     detail: dict[str, Any] | None = None,
     at=None,
-    snapshots: dict[int, dict[str, Any]] | None = None,
+    snapshot_texts: dict[int, str] | None = None,
 ) -> int:
     """Append one event per node, snapshotting all of them with one raw SELECT per 900 ids, or
-    taking `snapshots` (node id -> snapshots_from_rows) that the caller read in this transaction
-    with the change itself.
+    taking `snapshot_texts` (node id -> snapshot_texts_from_rows) that the caller read in this
+    transaction with the change itself.
 
     The bulk twin of record() for sleep's set-based steps: same rules (inside the caller's
     transaction, on its connection, so each flag and its event commit together), but never for
@@ -219,36 +254,43 @@ def record_many(
     at = at or timezone.now()
     related = related or {}
     when = connection.ops.adapt_datetimefield_value(at)
-    extra = detail or {}
-    extra_text = json.dumps(extra)
-    rows = []
-    prev = tail_hash()
-    snaps = _snapshots(node_ids) if snapshots is None else snapshots
-    for node_id in node_ids:
-        snap = snaps.get(node_id, {})
-        prev = event_digest(
-            prev=prev,
-            at=at,
-            kind=kind.value,
-            node_id=node_id,
-            actor=actor,
-            reason=reason,
-            related_node_id=related.get(node_id),
-            snapshot=snap,
-            detail=extra,
-            token_id=None,
-        )
-        rows.append(
-            (when, kind.value, node_id, actor, reason, related.get(node_id),
-             json.dumps(snap), extra_text, prev)
-        )  # fmt: skip
-    # One prepared INSERT for all rows: the ORM's bulk_create spends ~0.2 ms a row preparing
-    # fields, which made a sweep of 30k nodes take seconds (bench/sleep_bench.py). Each row is
-    # chained to the one before it, from the tail read under the write lock.
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            """INSERT INTO memory_event (at, kind, node_id, actor, reason, related_node_id,
-               snapshot, detail, chain_hash) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-            rows,
-        )
+    extra_text = canonical_text(canonical(detail or {}))  # as the snapshots: see chain._as_stored
+    found = _snapshot_texts(node_ids) if snapshot_texts is None else snapshot_texts
+    # Each snapshot's canonical text is both hashed into the chain and stored (the verifier
+    # parses it back to the same value); a node that is not there has the empty snapshot.
+    texts = [found.get(node_id, "{}") for node_id in node_ids]
+    hashes = chain_many(
+        tail_hash(),
+        [(n, related.get(n), text) for n, text in zip(node_ids, texts, strict=True)],
+        at=at,
+        kind=kind.value,
+        actor=actor,
+        reason=reason,
+        detail=detail,
+    )
+    rows = [
+        (when, kind.value, n, actor, reason, related.get(n), text, extra_text, digest)
+        for n, text, digest in zip(node_ids, texts, hashes, strict=True)
+    ]
+    _insert_events(rows)
     return len(rows)
+
+
+_EVENT_ROWS_PER_INSERT = 900  # 9 parameters a row: under SQLite's 32,766 and PostgreSQL's 65,535
+
+
+def _insert_events(rows: list[tuple]) -> None:
+    """Insert events in id order, many rows a statement. The ORM's bulk_create spends ~0.2 ms a
+    row preparing fields; executemany runs one statement a row, ~35 us a row at 100k nodes, most
+    of it a per-statement cost of the table's triggers (~12 us without them); statements of 900
+    rows cost ~12 us a row with them (bench/sleep_bench.py). The rows of one VALUES list take
+    their ids in its order, which the chain needs."""
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), _EVENT_ROWS_PER_INSERT):
+            part = rows[start : start + _EVENT_ROWS_PER_INSERT]
+            values = ",".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(part))
+            cursor.execute(
+                f"""INSERT INTO memory_event (at, kind, node_id, actor, reason, related_node_id,
+                    snapshot, detail, chain_hash) VALUES {values}""",
+                [value for row in part for value in row],
+            )

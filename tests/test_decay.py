@@ -475,3 +475,21 @@ def test_an_old_unread_holding_cycle_is_collected(lone):
     Edge.objects.create(from_node=b, to_node=a, kind="cites", created_by="sleep")
     assert decay()["count"] == 2
     assert is_decayed(a) and is_decayed(b)
+
+
+def test_a_sparing_event_without_a_node_does_not_stop_the_sweep(lone):
+    """The sweep's re-check is a NOT IN list of nodes with sparing events since the mark: one
+    such event with no node (a NULL in the list) would make it spare every node."""
+    node = lone("Nothing holds this.", days_old=40)
+    found = mark(timezone.now() - timedelta(days=14))
+    since = timezone.now() - timedelta(minutes=1)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail)
+               VALUES (%s, 'kept', NULL, 'owner', 'owner_keep', '{}', '{}')""",
+            [timezone.now()],
+        )
+    assert Event.objects.filter(kind="kept", node__isnull=True).exists()
+    cutoff = timezone.now() - timedelta(days=14)
+    done = _sweep([node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark)
+    assert done == [node.pk] and is_decayed(node)
