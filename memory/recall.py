@@ -18,7 +18,9 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import connection
+from django.db.models import Field
+from django.utils import timezone
 from threadpoolctl import ThreadpoolController
 
 from memory import rank
@@ -274,17 +276,34 @@ def recall(
             query, terms, vis, limit=limit, include_superseded=include_superseded, why=why
         )
     took_ms = (time.perf_counter() - started) * 1000
-    with transaction.atomic():
-        RecallLog.objects.create(
-            actor=actor or "owner",
-            query=query[:2000],
-            scope=scope,
-            domains=list(vis.domains) if vis.domains is not None else ["*"],
-            as_of=vis.as_of,
-            result_ids=[p["id"] for p in results],
-            took_ms=round(took_ms, 3),
-        )
+    _log(
+        at=timezone.now(),
+        actor=actor or "owner",
+        query=query[:2000],
+        scope=scope,
+        domains=list(vis.domains) if vis.domains is not None else ["*"],
+        as_of=vis.as_of,
+        result_ids=[p["id"] for p in results],
+        took_ms=round(took_ms, 3),
+    )
     return results
+
+
+@functools.cache
+def _log_insert() -> tuple[str, tuple[Field, ...]]:
+    fields = tuple(f for f in RecallLog._meta.concrete_fields if not f.primary_key)
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    return f"INSERT INTO {RecallLog._meta.db_table} ({columns}) VALUES ({marks})", fields
+
+
+def _log(**values: Any) -> None:
+    """One RecallLog row: a single INSERT (atomic alone) with each value adapted by its own
+    field, as the ORM would; the model's save path cost a tenth of a 10k recall."""
+    sql, fields = _log_insert()
+    params = [f.get_db_prep_save(values[f.attname], connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def _rank(

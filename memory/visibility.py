@@ -155,13 +155,18 @@ def _aware(value: datetime | str) -> datetime:
 def _with_authority_events(ids: list[int]) -> list[int]:
     kinds = [k.value for k in CEREMONY_EVENT_KINDS]
     found: list[int] = []
-    # Raw: on every recall's lawful_trust; the ORM's version measured 10x slower here.
+    # Raw: on every recall's lawful_trust; the ORM's version measured 10x slower here. Unary +
+    # keeps SQLite to one seek per node on (node_id, kind), not one per (node, kind) pair: a
+    # node has a few events, and nine kinds made nine seeks each (10k: 0.32 -> 0.12 ms for
+    # 200 nodes). PostgreSQL's planner needs no hint (and has no unary + on text).
+    kind = "kind" if connection.vendor == "postgresql" else "+kind"
     with connection.cursor() as cursor:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
             cursor.execute(
                 f"SELECT DISTINCT node_id FROM memory_event WHERE node_id IN "
-                f"({','.join(['%s'] * len(chunk))}) AND kind IN ({','.join(['%s'] * len(kinds))})",
+                f"({','.join(['%s'] * len(chunk))}) AND {kind} IN "
+                f"({','.join(['%s'] * len(kinds))})",
                 [*chunk, *kinds],
             )
             found += [row[0] for row in cursor.fetchall()]
