@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import faiss
 import numpy as np
 from django.db import connection
 from django.db.models import Field
@@ -43,6 +44,13 @@ VECTOR_CANDIDATES = 100
 # Below this cosine, similarity is projection noise (random 256-d projections of unrelated
 # texts scatter around 0 with a spread of about 1/sqrt(256) = 0.06), not meaning.
 VECTOR_MIN_SIMILARITY = 0.15
+# The exact scan's first pass over float16 rows (_coarse_rows), for matrices in this range of rows:
+# smaller ones are cheap in float32, larger ones (no vector index yet) would double the memory.
+COARSE_ROWS = (4_096, 200_000)
+COARSE_FETCH = 3  # rows fetched per wanted one; more only when scores crowd the k-th
+# Bound on |float16 score - float32 score| per unit of |q| * |row|: 2**-11 from float16's 11-bit
+# significand, and room for both sums' float32 rounding (256 terms: about 3e-5).
+COARSE_ERROR = 2**-11 + 1e-4
 
 
 # --- the vector matrix, cached per process -------------------------------------------------
@@ -61,6 +69,8 @@ class _Matrix:
     wild: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     created: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     domains: dict[str, int] = field(default_factory=dict)
+    norm_max: float = 0.0  # the largest row norm so far (bounds the float16 scan's error)
+    coarse: Any = None  # float16 copy of rows [0, coarse.ntotal) for the first pass (faiss)
 
 
 _matrices: dict[tuple[str, str], _Matrix] = {}
@@ -157,6 +167,7 @@ def _append(cache: _Matrix, rows: list[tuple]) -> None:
     ]
     cache.wild[cache.n : end] = [r[5] == "wild" for r in rows]
     cache.created[cache.n : end] = [epoch(r[6]) for r in rows]
+    cache.norm_max = max(cache.norm_max, float(np.linalg.norm(block, axis=1).max()))
     cache.n = end
     cache.last = (last[0], last[1], str(last[2]))
 
@@ -188,22 +199,81 @@ def _vector_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, f
 def _exact_candidates(
     matrix: _Matrix, q: np.ndarray, vis: Visibility, k: int
 ) -> list[tuple[int, float]]:
-    # One thread: a matrix-vector product is memory-bound, and waking BLAS's worker threads
-    # for every query cost more than they saved (bench, 10k nodes: p50 16 ms -> 4 ms).
-    with _blas().limit(limits=1, user_api="blas"):
-        scores = matrix.vectors[: matrix.n] @ q
     mask = vis.row_mask(
         domain=matrix.domain_codes[: matrix.n],
         codes=matrix.domains,
         wild=matrix.wild[: matrix.n],
         created=matrix.created[: matrix.n],
     )
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    k = min(k, matrix.n)
+    rows = _coarse_rows(matrix, q, mask, k)
+    # One thread: a matrix-vector product is memory-bound, and waking BLAS's worker threads
+    # for every query cost more than they saved (bench, 10k nodes: p50 16 ms -> 4 ms).
+    with _blas().limit(limits=1, user_api="blas"):
+        if rows is None:
+            scores = matrix.vectors[: matrix.n] @ q
+            if mask is not None:
+                scores = np.where(mask, scores, -np.inf)
+        else:
+            scores = matrix.vectors[rows] @ q
+    k = min(k, len(scores))
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top])]
-    return [(int(matrix.ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+    ids = matrix.ids if rows is None else matrix.ids[rows]
+    return [(int(ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+
+def _coarse_rows(
+    matrix: _Matrix, q: np.ndarray, mask: np.ndarray | None, k: int
+) -> np.ndarray | None:
+    """The rows that can be among the exact top k, found by a first pass over a float16 copy
+    (half the bytes of the float32 scan, which is memory-bound); None to scan every row.
+
+    Exact, not approximate: float16 keeps 11 bits, so a row's float16 score is within
+    COARSE_ERROR * |q| * |row| of its float32 one (|sum q_i v_i d_i| <= 2**-11 * |q| |v| by
+    Cauchy-Schwarz, plus both sums' rounding). Every row whose float16 score is within twice
+    that of the k-th best is kept and rescored in float32; a row left out scores below k rows
+    in float32 too. When the fetched rows do not reach that far, every row is scanned."""
+    if not COARSE_ROWS[0] <= matrix.n <= COARSE_ROWS[1] or not np.isfinite(matrix.norm_max):
+        return None
+    passing = matrix.n if mask is None else int(mask.sum())
+    fetch = min(k * COARSE_FETCH, passing)
+    if fetch == 0:
+        return np.zeros(0, dtype=np.int64)
+    query = np.ascontiguousarray(q, dtype=np.float32).reshape(1, -1)
+    params = bitmap = None
+    if mask is not None:
+        # The bitmap must outlive the search: faiss keeps only a pointer to it.
+        bitmap = np.packbits(mask, bitorder="little")
+        params = faiss.SearchParameters()
+        params.sel = faiss.IDSelectorBitmap(matrix.n, faiss.swig_ptr(bitmap))
+    with _matrix_lock:  # faiss adds and searches must not interleave
+        coarse = _coarse_index(matrix)
+        faiss.omp_set_num_threads(1)
+        found, labels = coarse.search(query, fetch, params=params)
+    del bitmap
+    keep = labels[0] >= 0
+    found, labels = found[0][keep], labels[0][keep]
+    if len(labels) < fetch:
+        return None  # fewer than the visible rows came back: let the full scan decide
+    if len(labels) == passing:
+        return np.sort(labels)  # every visible row is a candidate
+    margin = 2 * COARSE_ERROR * float(np.linalg.norm(q)) * matrix.norm_max
+    bound = found[min(k, len(found)) - 1] - margin
+    if found[-1] >= bound:
+        return None  # rows beyond the fetch may still qualify
+    return np.sort(labels[found >= bound])
+
+
+def _coarse_index(matrix: _Matrix) -> Any:
+    """The float16 copy of the matrix's rows, extended to its current rows (under the lock)."""
+    if matrix.coarse is None or matrix.coarse.ntotal > matrix.n:
+        matrix.coarse = faiss.IndexScalarQuantizer(
+            matrix.dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+        )
+    if matrix.coarse.ntotal < matrix.n:
+        block = matrix.vectors[matrix.coarse.ntotal : matrix.n]
+        matrix.coarse.add(np.ascontiguousarray(block, dtype=np.float32))
+    return matrix.coarse
 
 
 def preview_rows(node_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
