@@ -185,13 +185,11 @@ def _ranked(match: str, floor: int, where: str, params: list, k: int) -> list[tu
         ranked = cursor.fetchall()
         if not ranked:
             return []
-        cursor.execute(
-            f"SELECT n.id FROM memory_node n WHERE n.id IN ({','.join(['%s'] * len(ranked))}) "
-            f"AND {where}",
-            [*(i for i, _ in ranked), *params],
-        )
-        seen = {row[0] for row in cursor.fetchall()}
-        visible = [(i, r) for i, r in ranked if i in seen]
+        # The best first: when k of them pass (the usual case), the rest need no lookup.
+        head = k + k // 2
+        visible = _visible(ranked[:head], where, params)
+        if len(visible) < k:
+            visible += _visible(ranked[head:], where, params)
         if len(visible) >= k or len(ranked) < fetch:
             return visible[:k]
         # A selective filter (a domain, a scope) left too few of the best: score within it.
@@ -202,6 +200,20 @@ def _ranked(match: str, floor: int, where: str, params: list, k: int) -> list[tu
             [match, *bound, *params, k],
         )
         return cursor.fetchall()
+
+
+def _visible(ranked: list[tuple[int, float]], where: str, params: list) -> list[tuple[int, float]]:
+    """The hits that pass the visibility clauses `where`, in their order."""
+    if not ranked:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT n.id FROM memory_node n WHERE n.id IN ({','.join(['%s'] * len(ranked))}) "
+            f"AND {where}",
+            [*(i for i, _ in ranked), *params],
+        )
+        seen = {row[0] for row in cursor.fetchall()}
+    return [(i, r) for i, r in ranked if i in seen]
 
 
 # Scripts written without spaces (memory/migrations/0009_trigram.py indexes bodies holding them
