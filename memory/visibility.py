@@ -114,16 +114,25 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
         return set()
     flags: dict[int, Any] = {}
     states: dict[int, str] = {}
+    live: set[int] = set()
     # Raw: on every recall, read and walk; the ORM's version measured 4x (now) to 9x (as of)
     # slower here. The decayed flag is compared as an aware instant (_aware) on both engines.
     with connection.cursor() as cursor:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
             marks = ",".join(["%s"] * len(chunk))
+            if as_of is None:
+                # Now, the flag alone decides: the (decayed_at, id) index answers it without
+                # reading the nodes' rows, where the flag sits behind the body (100k: 0.49 ->
+                # 0.19 ms for 200 nodes).
+                cursor.execute(
+                    f"SELECT id FROM memory_node WHERE id IN ({marks}) AND decayed_at IS NULL",
+                    chunk,
+                )
+                live.update(row[0] for row in cursor.fetchall())
+                continue
             cursor.execute(f"SELECT id, decayed_at FROM memory_node WHERE id IN ({marks})", chunk)
             flags.update(cursor.fetchall())
-            if as_of is None:
-                continue
             kinds = [k.value for k in LIFECYCLE_KINDS]
             cursor.execute(
                 f"SELECT node_id, kind FROM memory_event WHERE node_id IN ({marks}) "
@@ -133,8 +142,7 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
             for node_id, kind in cursor.fetchall():
                 states[node_id] = kind
     if as_of is None:
-        return {node_id for node_id, decayed in flags.items() if decayed is None}
-    live = set()
+        return live
     for node_id, decayed in flags.items():
         if node_id in states:
             if states[node_id] != EventKind.DECAYED:
