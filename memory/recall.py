@@ -199,18 +199,21 @@ def _vector_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, f
 def _exact_candidates(
     matrix: _Matrix, q: np.ndarray, vis: Visibility, k: int
 ) -> list[tuple[int, float]]:
+    n = matrix.n  # rows appended meanwhile by another thread are left to the next recall
     mask = vis.row_mask(
-        domain=matrix.domain_codes[: matrix.n],
+        domain=matrix.domain_codes[:n],
         codes=matrix.domains,
-        wild=matrix.wild[: matrix.n],
-        created=matrix.created[: matrix.n],
+        wild=matrix.wild[:n],
+        created=matrix.created[:n],
     )
-    rows = _coarse_rows(matrix, q, mask, k)
+    rows = _coarse_rows(matrix, n, q, mask, k)
+    if rows is not None and len(rows) == 0:
+        return []  # nothing visible
     # One thread: a matrix-vector product is memory-bound, and waking BLAS's worker threads
     # for every query cost more than they saved (bench, 10k nodes: p50 16 ms -> 4 ms).
     with _blas().limit(limits=1, user_api="blas"):
         if rows is None:
-            scores = matrix.vectors[: matrix.n] @ q
+            scores = matrix.vectors[:n] @ q
             if mask is not None:
                 scores = np.where(mask, scores, -np.inf)
         else:
@@ -223,7 +226,7 @@ def _exact_candidates(
 
 
 def _coarse_rows(
-    matrix: _Matrix, q: np.ndarray, mask: np.ndarray | None, k: int
+    matrix: _Matrix, n: int, q: np.ndarray, mask: np.ndarray | None, k: int
 ) -> np.ndarray | None:
     """The rows that can be among the exact top k, found by a first pass over a float16 copy
     (half the bytes of the float32 scan, which is memory-bound); None to scan every row.
@@ -233,24 +236,26 @@ def _coarse_rows(
     Cauchy-Schwarz, plus both sums' rounding). Every row whose float16 score is within twice
     that of the k-th best is kept and rescored in float32; a row left out scores below k rows
     in float32 too. When the fetched rows do not reach that far, every row is scanned."""
-    if not COARSE_ROWS[0] <= matrix.n <= COARSE_ROWS[1] or not np.isfinite(matrix.norm_max):
+    if not COARSE_ROWS[0] <= n <= COARSE_ROWS[1] or not np.isfinite(matrix.norm_max):
         return None
-    passing = matrix.n if mask is None else int(mask.sum())
+    passing = n if mask is None else int(mask.sum())
     fetch = min(k * COARSE_FETCH, passing)
     if fetch == 0:
         return np.zeros(0, dtype=np.int64)
     query = np.ascontiguousarray(q, dtype=np.float32).reshape(1, -1)
-    params = bitmap = None
-    if mask is not None:
-        # The bitmap must outlive the search: faiss keeps only a pointer to it.
-        bitmap = np.packbits(mask, bitorder="little")
-        params = faiss.SearchParameters()
-        params.sel = faiss.IDSelectorBitmap(matrix.n, faiss.swig_ptr(bitmap))
+    params = faiss.SearchParameters()
+    # The bitmap must outlive the search: faiss keeps only a pointer to it. Its length in bytes
+    # bounds the rows it lets through to the mask's n.
+    bitmap = None if mask is None else np.packbits(mask, bitorder="little")
     with _matrix_lock:  # faiss adds and searches must not interleave
         coarse = _coarse_index(matrix)
+        if bitmap is not None:
+            params.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
+        elif coarse.ntotal > n:
+            params.sel = faiss.IDSelectorRange(0, n)
         faiss.omp_set_num_threads(1)
         found, labels = coarse.search(query, fetch, params=params)
-    del bitmap
+    del bitmap, params
     keep = labels[0] >= 0
     found, labels = found[0][keep], labels[0][keep]
     if len(labels) < fetch:

@@ -148,3 +148,16 @@ def test_whole_recalls_rank_the_same_with_the_first_pass(make_note, monkeypatch)
         assert [p["score"] for p in new] == pytest.approx([p["score"] for p in old], abs=2e-6)
     assert_same(_vector_candidates("heron reed otter", vis, 100), full_hits)
     assert get_embedder().dim == len(recall_module.vector_matrix().vectors[0])
+
+
+def test_rows_appended_after_the_scan_began_are_left_out(monkeypatch):
+    # Another thread may extend the float16 copy past the rows this scan's mask covers.
+    rng = np.random.default_rng(13)
+    vectors = normalise(rng.standard_normal((6000, 64)).astype(np.float32))
+    matrix = matrix_of(vectors)
+    q = vectors[5500]  # its best match lies past the first 5000 rows
+    assert _exact_candidates(matrix, q, EVERYTHING, 5)[0][0] == 5501  # the copy holds 6000
+    mask = np.ones(5000, dtype=bool)
+    for each in (None, mask):
+        rows = recall_module._coarse_rows(matrix, 5000, q, each, 100)
+        assert rows is not None and len(rows) >= 100 and rows.max() < 5000
