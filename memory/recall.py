@@ -221,8 +221,10 @@ def _exact_candidates(
     k = min(k, len(scores))
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top])]
+    top = top[np.isfinite(scores[top])]
     ids = matrix.ids if rows is None else matrix.ids[rows]
-    return [(int(ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+    # Whole arrays to Python numbers at once: per element it cost a third of the stage at 10k.
+    return list(zip(ids[top].tolist(), scores[top].tolist(), strict=True))
 
 
 def _coarse_rows(

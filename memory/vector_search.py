@@ -99,7 +99,7 @@ class VectorIndex:
         if self._rescored >= RELEASE_AFTER_ROWS:
             self.release()
         order = np.argsort(-scores)[:k]
-        return [(int(self.ids[rows[i]]), float(scores[i])) for i in order]
+        return list(zip(self.ids[rows[order]].tolist(), scores[order].tolist(), strict=True))
 
     def _faiss(self) -> Any:
         """The int8 IVF index over the rows, built once per process from the stored centroids
