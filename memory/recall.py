@@ -209,15 +209,16 @@ def _exact_candidates(
     rows = _coarse_rows(matrix, n, q, mask, k)
     if rows is not None and len(rows) == 0:
         return []  # nothing visible
-    # One thread: a matrix-vector product is memory-bound, and waking BLAS's worker threads
-    # for every query cost more than they saved (bench, 10k nodes: p50 16 ms -> 4 ms).
-    with _blas().limit(limits=1, user_api="blas"):
-        if rows is None:
+    if rows is None:
+        # One thread: a matrix-vector product is memory-bound, and waking BLAS's worker threads
+        # for every query cost more than they saved (bench, 10k nodes: p50 16 ms -> 4 ms).
+        with _blas().limit(limits=1, user_api="blas"):
             scores = matrix.vectors[:n] @ q
-            if mask is not None:
-                scores = np.where(mask, scores, -np.inf)
-        else:
-            scores = matrix.vectors[rows] @ q
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+    else:
+        # A few hundred rows: setting and restoring the thread limit cost twice the product.
+        scores = matrix.vectors[rows] @ q
     k = min(k, len(scores))
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top])]
