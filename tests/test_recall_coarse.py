@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from memory import lexical
 from memory import recall as recall_module
 from memory.embed import embed_missing, get_embedder, normalise, to_blob
 from memory.recall import _append, _exact_candidates, _Matrix, _vector_candidates, recall
@@ -112,6 +113,8 @@ def test_a_row_that_is_not_finite_turns_the_first_pass_off(monkeypatch):
 
 
 def test_whole_recalls_rank_the_same_with_the_first_pass(make_note, monkeypatch):
+    # Document counts are cached per database name, which every test shares: keep ours apart.
+    monkeypatch.setattr(lexical, "_df_cache", {})
     words = [
         "heron",
         "pond",
