@@ -370,7 +370,7 @@ def recall(
 @functools.cache
 def _log_insert() -> tuple[str, tuple[Field, ...]]:
     fields = tuple(f for f in RecallLog._meta.concrete_fields if not f.primary_key)
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
     marks = ", ".join(["%s"] * len(fields))
     return f"INSERT INTO {RecallLog._meta.db_table} ({columns}) VALUES ({marks})", fields
 
