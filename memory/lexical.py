@@ -98,23 +98,18 @@ def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
     return found, total
 
 
-def _scorable(terms: Sequence[str]) -> list[str]:
+def _scorable(terms: Sequence[str], df: dict[str, int], total: int) -> list[str]:
     """The terms in at most COMMON_TERM_SHARE of documents, rarest first; else the two rarest
     (a query of only common words still finds something)."""
     if len(terms) <= 1:
         return list(terms)
-    df, total = document_frequencies(terms)
     rare = sorted((t for t in terms if 0 < df[t] <= _common_threshold(total)), key=df.__getitem__)
     return rare or sorted((t for t in terms if df[t]), key=df.__getitem__)[:2]
 
 
-def selective_terms(terms: Sequence[str]) -> list[str]:
-    """The terms worth scoring, in the query's order: the scorable ones, rarest first while
-    their documents add up to at most FTS_POSTINGS_BUDGET (the rarest is always kept)."""
-    scorable = _scorable(terms)
+def _selective(terms: Sequence[str], scorable: list[str], df: dict[str, int]) -> list[str]:
     if len(scorable) <= 1:
         return scorable
-    df, _ = document_frequencies(scorable)
     kept: list[str] = []
     postings = 0
     for term in scorable:
@@ -123,6 +118,13 @@ def selective_terms(terms: Sequence[str]) -> list[str]:
         kept.append(term)
         postings += df[term]
     return [t for t in terms if t in kept]
+
+
+def selective_terms(terms: Sequence[str]) -> list[str]:
+    """The terms worth scoring, in the query's order: the scorable ones, rarest first while
+    their documents add up to at most FTS_POSTINGS_BUDGET (the rarest is always kept)."""
+    df, total = document_frequencies(terms) if len(terms) > 1 else ({}, 0)
+    return _selective(terms, _scorable(terms, df, total), df)
 
 
 def _window(match: str) -> int:
@@ -146,17 +148,18 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
     holding every scorable term are scored too (few, and cheap to find: FTS5 intersects by
     seeking). bm25 weighs each term by its idf over the whole index, so the two lists' scores
     are one scale: a document holding every term scores the same in both."""
-    chosen = selective_terms(terms)
+    # One count per term (and one read of the total) serves every cut below.
+    df, total = document_frequencies(terms)
+    scorable = _scorable(terms, df, total)
+    chosen = _selective(terms, scorable, df)
     if not chosen:
         return []
     where, params = vis.sql("n")
     if connection.vendor == "postgresql":  # ts_rank_cd over every scorable term, as before
-        return fts_pg.candidates(_scorable(terms), where, params, k)
-    df, _ = document_frequencies(chosen)
+        return fts_pg.candidates(scorable, where, params, k)
     match = match_expression(chosen)
-    floor = _window(match) if sum(df.values()) > FTS_POSTINGS_BUDGET else 0
+    floor = _window(match) if sum(df[t] for t in chosen) > FTS_POSTINGS_BUDGET else 0
     hits = _ranked(match, floor, where, params, k)
-    scorable = _scorable(terms)
     if len(scorable) > 1 and (floor or len(scorable) > len(chosen)):
         every = " AND ".join(f"({match_expression([t])})" for t in scorable)
         best = dict(hits)
@@ -182,13 +185,11 @@ def _ranked(match: str, floor: int, where: str, params: list, k: int) -> list[tu
         ranked = cursor.fetchall()
         if not ranked:
             return []
-        cursor.execute(
-            f"SELECT n.id FROM memory_node n WHERE n.id IN ({','.join(['%s'] * len(ranked))}) "
-            f"AND {where}",
-            [*(i for i, _ in ranked), *params],
-        )
-        seen = {row[0] for row in cursor.fetchall()}
-        visible = [(i, r) for i, r in ranked if i in seen]
+        # The best first: when k of them pass (the usual case), the rest need no lookup.
+        head = k + k // 2
+        visible = _visible(ranked[:head], where, params)
+        if len(visible) < k:
+            visible += _visible(ranked[head:], where, params)
         if len(visible) >= k or len(ranked) < fetch:
             return visible[:k]
         # A selective filter (a domain, a scope) left too few of the best: score within it.
@@ -199,6 +200,20 @@ def _ranked(match: str, floor: int, where: str, params: list, k: int) -> list[tu
             [match, *bound, *params, k],
         )
         return cursor.fetchall()
+
+
+def _visible(ranked: list[tuple[int, float]], where: str, params: list) -> list[tuple[int, float]]:
+    """The hits that pass the visibility clauses `where`, in their order."""
+    if not ranked:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT n.id FROM memory_node n WHERE n.id IN ({','.join(['%s'] * len(ranked))}) "
+            f"AND {where}",
+            [*(i for i, _ in ranked), *params],
+        )
+        seen = {row[0] for row in cursor.fetchall()}
+    return [(i, r) for i, r in ranked if i in seen]
 
 
 # Scripts written without spaces (memory/migrations/0009_trigram.py indexes bodies holding them

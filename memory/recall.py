@@ -17,8 +17,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import faiss
 import numpy as np
-from django.db import connection, transaction
+from django.db import connection
+from django.db.models import Field
+from django.utils import timezone
 from threadpoolctl import ThreadpoolController
 
 from memory import rank
@@ -41,6 +44,13 @@ VECTOR_CANDIDATES = 100
 # Below this cosine, similarity is projection noise (random 256-d projections of unrelated
 # texts scatter around 0 with a spread of about 1/sqrt(256) = 0.06), not meaning.
 VECTOR_MIN_SIMILARITY = 0.15
+# The exact scan's first pass over float16 rows (_coarse_rows), for matrices in this range of rows:
+# smaller ones are cheap in float32, larger ones (no vector index yet) would double the memory.
+COARSE_ROWS = (4_096, 200_000)
+COARSE_FETCH = 3  # rows fetched per wanted one; more only when scores crowd the k-th
+# Bound on |float16 score - float32 score| per unit of |q| * |row|: 2**-11 from float16's 11-bit
+# significand, and room for both sums' float32 rounding (256 terms: about 3e-5).
+COARSE_ERROR = 2**-11 + 1e-4
 
 
 # --- the vector matrix, cached per process -------------------------------------------------
@@ -59,6 +69,8 @@ class _Matrix:
     wild: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     created: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     domains: dict[str, int] = field(default_factory=dict)
+    norm_max: float = 0.0  # the largest row norm so far (bounds the float16 scan's error)
+    coarse: Any = None  # float16 copy of rows [0, coarse.ntotal) for the first pass (faiss)
 
 
 _matrices: dict[tuple[str, str], _Matrix] = {}
@@ -155,6 +167,7 @@ def _append(cache: _Matrix, rows: list[tuple]) -> None:
     ]
     cache.wild[cache.n : end] = [r[5] == "wild" for r in rows]
     cache.created[cache.n : end] = [epoch(r[6]) for r in rows]
+    cache.norm_max = max(cache.norm_max, float(np.linalg.norm(block, axis=1).max()))
     cache.n = end
     cache.last = (last[0], last[1], str(last[2]))
 
@@ -186,22 +199,89 @@ def _vector_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, f
 def _exact_candidates(
     matrix: _Matrix, q: np.ndarray, vis: Visibility, k: int
 ) -> list[tuple[int, float]]:
-    # One thread: a matrix-vector product is memory-bound, and waking BLAS's worker threads
-    # for every query cost more than they saved (bench, 10k nodes: p50 16 ms -> 4 ms).
-    with _blas().limit(limits=1, user_api="blas"):
-        scores = matrix.vectors[: matrix.n] @ q
+    n = matrix.n  # rows appended meanwhile by another thread are left to the next recall
     mask = vis.row_mask(
-        domain=matrix.domain_codes[: matrix.n],
+        domain=matrix.domain_codes[:n],
         codes=matrix.domains,
-        wild=matrix.wild[: matrix.n],
-        created=matrix.created[: matrix.n],
+        wild=matrix.wild[:n],
+        created=matrix.created[:n],
     )
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    k = min(k, matrix.n)
+    rows = _coarse_rows(matrix, n, q, mask, k)
+    if rows is not None and len(rows) == 0:
+        return []  # nothing visible
+    if rows is None:
+        # One thread: a matrix-vector product is memory-bound, and waking BLAS's worker threads
+        # for every query cost more than they saved (bench, 10k nodes: p50 16 ms -> 4 ms).
+        with _blas().limit(limits=1, user_api="blas"):
+            scores = matrix.vectors[:n] @ q
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+    else:
+        # A few hundred rows: setting and restoring the thread limit cost twice the product.
+        scores = matrix.vectors[rows] @ q
+    k = min(k, len(scores))
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top])]
-    return [(int(matrix.ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+    top = top[np.isfinite(scores[top])]
+    ids = matrix.ids if rows is None else matrix.ids[rows]
+    # Whole arrays to Python numbers at once: per element it cost a third of the stage at 10k.
+    return list(zip(ids[top].tolist(), scores[top].tolist(), strict=True))
+
+
+def _coarse_rows(
+    matrix: _Matrix, n: int, q: np.ndarray, mask: np.ndarray | None, k: int
+) -> np.ndarray | None:
+    """The rows that can be among the exact top k, found by a first pass over a float16 copy
+    (half the bytes of the float32 scan, which is memory-bound); None to scan every row.
+
+    Exact, not approximate: float16 keeps 11 bits, so a row's float16 score is within
+    COARSE_ERROR * |q| * |row| of its float32 one (|sum q_i v_i d_i| <= 2**-11 * |q| |v| by
+    Cauchy-Schwarz, plus both sums' rounding). Every row whose float16 score is within twice
+    that of the k-th best is kept and rescored in float32; a row left out scores below k rows
+    in float32 too. When the fetched rows do not reach that far, every row is scanned."""
+    if not COARSE_ROWS[0] <= n <= COARSE_ROWS[1] or not np.isfinite(matrix.norm_max):
+        return None
+    passing = n if mask is None else int(mask.sum())
+    fetch = min(k * COARSE_FETCH, passing)
+    if fetch == 0:
+        return np.zeros(0, dtype=np.int64)
+    query = np.ascontiguousarray(q, dtype=np.float32).reshape(1, -1)
+    params = faiss.SearchParameters()
+    # The bitmap must outlive the search: faiss keeps only a pointer to it. Its length in bytes
+    # bounds the rows it lets through to the mask's n.
+    bitmap = None if mask is None else np.packbits(mask, bitorder="little")
+    with _matrix_lock:  # faiss adds and searches must not interleave
+        coarse = _coarse_index(matrix)
+        if bitmap is not None:
+            params.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
+        elif coarse.ntotal > n:
+            params.sel = faiss.IDSelectorRange(0, n)
+        faiss.omp_set_num_threads(1)
+        found, labels = coarse.search(query, fetch, params=params)
+    del bitmap, params
+    keep = labels[0] >= 0
+    found, labels = found[0][keep], labels[0][keep]
+    if len(labels) < fetch:
+        return None  # fewer than the visible rows came back: let the full scan decide
+    if len(labels) == passing:
+        return np.sort(labels)  # every visible row is a candidate
+    margin = 2 * COARSE_ERROR * float(np.linalg.norm(q)) * matrix.norm_max
+    bound = found[min(k, len(found)) - 1] - margin
+    if found[-1] >= bound:
+        return None  # rows beyond the fetch may still qualify
+    return np.sort(labels[found >= bound])
+
+
+def _coarse_index(matrix: _Matrix) -> Any:
+    """The float16 copy of the matrix's rows, extended to its current rows (under the lock)."""
+    if matrix.coarse is None or matrix.coarse.ntotal > matrix.n:
+        matrix.coarse = faiss.IndexScalarQuantizer(
+            matrix.dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT
+        )
+    if matrix.coarse.ntotal < matrix.n:
+        block = matrix.vectors[matrix.coarse.ntotal : matrix.n]
+        matrix.coarse.add(np.ascontiguousarray(block, dtype=np.float32))
+    return matrix.coarse
 
 
 def preview_rows(node_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
@@ -274,17 +354,34 @@ def recall(
             query, terms, vis, limit=limit, include_superseded=include_superseded, why=why
         )
     took_ms = (time.perf_counter() - started) * 1000
-    with transaction.atomic():
-        RecallLog.objects.create(
-            actor=actor or "owner",
-            query=query[:2000],
-            scope=scope,
-            domains=list(vis.domains) if vis.domains is not None else ["*"],
-            as_of=vis.as_of,
-            result_ids=[p["id"] for p in results],
-            took_ms=round(took_ms, 3),
-        )
+    _log(
+        at=timezone.now(),
+        actor=actor or "owner",
+        query=query[:2000],
+        scope=scope,
+        domains=list(vis.domains) if vis.domains is not None else ["*"],
+        as_of=vis.as_of,
+        result_ids=[p["id"] for p in results],
+        took_ms=round(took_ms, 3),
+    )
     return results
+
+
+@functools.cache
+def _log_insert() -> tuple[str, tuple[Field, ...]]:
+    fields = tuple(f for f in RecallLog._meta.concrete_fields if not f.primary_key)
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    return f"INSERT INTO {RecallLog._meta.db_table} ({columns}) VALUES ({marks})", fields
+
+
+def _log(**values: Any) -> None:
+    """One RecallLog row: a single INSERT (atomic alone) with each value adapted by its own
+    field, as the ORM would; the model's save path cost a tenth of a 10k recall."""
+    sql, fields = _log_insert()
+    params = [f.get_db_prep_save(values[f.attname], connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def _rank(

@@ -114,16 +114,25 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
         return set()
     flags: dict[int, Any] = {}
     states: dict[int, str] = {}
+    live: set[int] = set()
     # Raw: on every recall, read and walk; the ORM's version measured 4x (now) to 9x (as of)
     # slower here. The decayed flag is compared as an aware instant (_aware) on both engines.
     with connection.cursor() as cursor:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
             marks = ",".join(["%s"] * len(chunk))
+            if as_of is None:
+                # Now, the flag alone decides: the (decayed_at, id) index answers it without
+                # reading the nodes' rows, where the flag sits behind the body (100k: 0.49 ->
+                # 0.19 ms for 200 nodes).
+                cursor.execute(
+                    f"SELECT id FROM memory_node WHERE id IN ({marks}) AND decayed_at IS NULL",
+                    chunk,
+                )
+                live.update(row[0] for row in cursor.fetchall())
+                continue
             cursor.execute(f"SELECT id, decayed_at FROM memory_node WHERE id IN ({marks})", chunk)
             flags.update(cursor.fetchall())
-            if as_of is None:
-                continue
             kinds = [k.value for k in LIFECYCLE_KINDS]
             cursor.execute(
                 f"SELECT node_id, kind FROM memory_event WHERE node_id IN ({marks}) "
@@ -133,8 +142,7 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
             for node_id, kind in cursor.fetchall():
                 states[node_id] = kind
     if as_of is None:
-        return {node_id for node_id, decayed in flags.items() if decayed is None}
-    live = set()
+        return live
     for node_id, decayed in flags.items():
         if node_id in states:
             if states[node_id] != EventKind.DECAYED:
@@ -155,13 +163,18 @@ def _aware(value: datetime | str) -> datetime:
 def _with_authority_events(ids: list[int]) -> list[int]:
     kinds = [k.value for k in CEREMONY_EVENT_KINDS]
     found: list[int] = []
-    # Raw: on every recall's lawful_trust; the ORM's version measured 10x slower here.
+    # Raw: on every recall's lawful_trust; the ORM's version measured 10x slower here. Unary +
+    # keeps SQLite to one seek per node on (node_id, kind), not one per (node, kind) pair: a
+    # node has a few events, and nine kinds made nine seeks each (10k: 0.32 -> 0.12 ms for
+    # 200 nodes). PostgreSQL's planner needs no hint (and has no unary + on text).
+    kind = "kind" if connection.vendor == "postgresql" else "+kind"
     with connection.cursor() as cursor:
         for start in range(0, len(ids), 900):
             chunk = ids[start : start + 900]
             cursor.execute(
                 f"SELECT DISTINCT node_id FROM memory_event WHERE node_id IN "
-                f"({','.join(['%s'] * len(chunk))}) AND kind IN ({','.join(['%s'] * len(kinds))})",
+                f"({','.join(['%s'] * len(chunk))}) AND {kind} IN "
+                f"({','.join(['%s'] * len(kinds))})",
                 [*chunk, *kinds],
             )
             found += [row[0] for row in cursor.fetchall()]

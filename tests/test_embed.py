@@ -9,6 +9,7 @@ from memory.embed import (
     embed_missing,
     from_blob,
     get_embedder,
+    normalise,
 )
 from memory.models import Vector
 
@@ -39,6 +40,29 @@ def test_similar_texts_are_closer_than_unrelated_ones(embedder):
 def test_two_instances_make_the_same_vectors(embedder):
     text = ["same words in every process"]
     assert np.array_equal(embedder.embed(text), HashingEmbedder().embed(text))
+
+
+def the_vectorizers_own_transform(embedder: HashingEmbedder, texts: list[str]) -> np.ndarray:
+    """Embedding as it was written first: HashingVectorizer.transform, then the projection."""
+    sparse = embedder._vectorizer.transform(texts).astype(np.float32)
+    dense = (sparse @ embedder._components).toarray().astype(np.float32)
+    assert dense.any(axis=1).all()  # no text here takes the no-word path
+    return normalise(dense)
+
+
+def test_it_makes_exactly_the_vectorizers_vectors(embedder):
+    texts = [
+        "the cat sat on the mat",
+        "Café naïve résumé — Ünïcödé",
+        "東京タワーは赤い",
+        "A. B. C.",
+        "word " * 500,
+        "The heron stands in the reeds; the reeds stand in the water.",
+    ]
+    expected = the_vectorizers_own_transform(embedder, texts)
+    assert np.array_equal(embedder.embed(texts), expected)
+    for text, row in zip(texts, expected, strict=True):  # one at a time, as recall embeds
+        assert np.array_equal(embedder.embed([text])[0], row)
 
 
 def test_it_embeds_live_nodes_missing_a_vector_in_batches(make_note):

@@ -80,3 +80,14 @@ def test_a_document_holding_every_term_is_found_outside_the_window(make_note, co
     assert lexical.selective_terms(["meadow", "heron"]) == ["meadow"]
     found = {i for i, _ in lexical.fts_candidates(["meadow", "heron"], everything(), 10)}
     assert found == {both.pk, *(m.pk for m in meadows)}
+
+
+@pytest.mark.sqlite_only  # the unjoined first pass is FTS5's
+def test_visible_hits_past_the_first_lookups_are_kept_in_order(make_note, counts):
+    garden = [make_note(f"Meadow {n}.", domain="garden") for n in range(3)]
+    personal = [make_note(f"The meadow grass, a longer note about field {n}.") for n in range(3)]
+    best = [i for i, _ in lexical.fts_candidates(["meadow"], everything(), 6)]
+    assert set(best[:3]) == {n.pk for n in garden}  # the first three looked up are not visible
+    only_personal = Visibility.of(domains=["personal"], scope="both", as_of=None)
+    found = [i for i, _ in lexical.fts_candidates(["meadow"], only_personal, 2)]
+    assert found == [i for i in best if i in {n.pk for n in personal}][:2]

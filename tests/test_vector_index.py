@@ -163,6 +163,24 @@ def test_recall_sees_notes_written_after_the_last_sleep(pond, make_note):
     assert fresh.pk in [i for i, _ in _vector_candidates("bittern booms marsh dusk", vis, 5)]
 
 
+def test_rescored_pages_are_released_after_enough_rows_not_every_query(pond, monkeypatch):
+    from memory import vector_search
+
+    crosslink()
+    index = current(model=model()[0], dim=model()[1])
+    assert index is not None
+    index._faiss()  # built (and its pages released) before counting
+    released = []
+    monkeypatch.setattr(vector_search, "RELEASE_AFTER_ROWS", 40)
+    monkeypatch.setattr(type(index), "release", lambda self: released.append(self._rescored))
+    vis = Visibility.of(domains=None, scope="both", as_of=None)
+    q = get_embedder().embed(["heron reed"])[0]
+    assert len(index.search(q, vis, 10)) == 10  # 30 rows rescored: kept mapped
+    assert released == []
+    index.search(q, vis, 10)  # 60 rows: released
+    assert released == [60]
+
+
 def test_a_vector_whose_length_disagrees_with_its_dim_does_not_crash_recall(
     make_note, caplog, indexed
 ):
