@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,11 +27,14 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from memory import gather
 from memory.clocks import recency_weight
 from memory.dates import date_candidates
 from memory.entities import shared as _entity_neighbours
 from memory.lexical import (
+    document_frequencies,
     fts_candidates,
+    matched_terms,
     query_terms,
     selective_terms,
     spaceless_runs,
@@ -71,6 +75,10 @@ class Weights:
     seeds: int = 10
     entity: float = 0.0
     entity_cap: int = 10
+    reach: int = 1
+    reach_decay: float = 0.5
+    session: float = 0.0
+    coverage: float = 0.0
 
 
 WEIGHTS = Weights()
@@ -142,14 +150,17 @@ def rank(
     now = vis.as_of or timezone.now()
     term_set = set(terms)
     boosted = set()
+    speakers: dict[int, set[str]] = {}  # query words naming a node's signer (for coverage)
     for node_id, row in rows.items():
         signer = set(query_terms(row["signature"]))
+        speakers[node_id] = signer & term_set
         if signer and signer <= term_set:
             boosted.add(node_id)
         boost = 1.0 + (w.signer if node_id in boosted else 0.0)
         scores[node_id] *= recency_weight(_event_time(row["when"]), now=now) * boost
     # Ties go to the older node (lower id), whatever order the rows came back in.
-    chosen = _diverse(sorted(rows, key=lambda i: (-scores[i], i)), scores, limit)
+    ordered = sorted(rows, key=lambda i: (-scores[i], i))
+    chosen, together = _choose(ordered, scores, terms, speakers, limit)
     lists = {
         "words": dict(word_hits),
         "substring": dict(substring_hits),
@@ -164,7 +175,15 @@ def rank(
             score=scores[i],
             trust=trusts[i],
             row=rows[i],
-            why=_reasons(i, lists, notes, via, signer=i in boosted, entity=through.get(i)),
+            why=_reasons(
+                i,
+                lists,
+                notes,
+                via,
+                signer=i in boosted,
+                entity=through.get(i),
+                session=together.get(i),
+            ),
         )
         for i in chosen
     ]
@@ -181,7 +200,18 @@ def _expand(
     WEIGHTS.neighbour times half its best seed's score (max, not sum: many weak seeds are no
     evidence). Updates scores and trusts; returns neighbour -> (seed, edge kind)."""
     neighbours = _neighbours(seeds, vis)
-    return _lift(seeds, neighbours, WEIGHTS.neighbour, scores, trusts, vis, include_superseded)
+    w = WEIGHTS
+    via = _lift(seeds, neighbours, w.neighbour, scores, trusts, vis, include_superseded)
+    # Further turns (WEIGHTS.reach hops), each hop's inheritance WEIGHTS.reach_decay times the
+    # last's, through the same lawful filter.
+    steps = gather.chain(seeds, neighbours, w.reach, _neighbours, vis) if w.reach > 1 else []
+    for hop, step in enumerate(steps, start=2):
+        weight = w.neighbour * w.reach_decay ** (hop - 1)
+        for node, how in _lift(
+            seeds, step, weight, scores, trusts, vis, include_superseded
+        ).items():
+            via.setdefault(node, how)
+    return via
 
 
 def _entity_expand(
@@ -258,6 +288,7 @@ def _reasons(
     *,
     signer: bool,
     entity: tuple[int, str] | None = None,
+    session: int | None = None,
 ) -> list[str]:
     """Short tags for why a node ranks: the lists it came from, the edge it came through."""
     reasons = []
@@ -277,6 +308,8 @@ def _reasons(
         reasons.append(f"via #{seed} ({kind})")
     if entity is not None:
         reasons.append(f"entity: {entity[1]}")
+    if session is not None:
+        reasons.append(f"same session as #{session}")
     if signer:
         reasons.append("speaker named")
     return reasons
@@ -328,22 +361,42 @@ def _feedback_bodies(ids: list[int]) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def _diverse(ordered: list[int], scores: dict[int, float], limit: int) -> list[int]:
-    """Greedy: each pick divides the remaining nodes of its parent by (1 + diversity)."""
-    d = WEIGHTS.diversity
-    if not d or len(ordered) <= 1:
-        return ordered[:limit]
-    parents = _parents(ordered)
-    placed: dict[int, int] = {}
-    left = list(ordered)
-    chosen: list[int] = []
-    while left and len(chosen) < limit:
-        best = max(left, key=lambda i: scores[i] / (1 + d * placed.get(parents.get(i, -i), 0)))
-        left.remove(best)
-        chosen.append(best)
-        parent = parents.get(best, -best)
-        placed[parent] = placed.get(parent, 0) + 1
-    return chosen
+def _choose(
+    ordered: list[int],
+    scores: dict[int, float],
+    terms: list[str],
+    speakers: dict[int, set[str]],
+    limit: int,
+) -> tuple[list[int], dict[int, int]]:
+    """The top `limit` after the session lift, diversity and coverage (memory.gather); and
+    node -> the node whose session lifted it. For coverage a node holds the query words its
+    body holds and those naming its signer ("Jon and Gina" wants a turn of each)."""
+    w = WEIGHTS
+    if len(ordered) <= 1 or not (w.session or w.diversity or w.coverage):
+        return ordered[:limit], {}
+    parents = _parents(ordered) if w.session or w.diversity else {}
+    together = gather.session_lift(ordered, scores, parents, w.session)
+    ordered = sorted(ordered, key=lambda i: (-scores[i], i))
+    words: dict[int, list[str]] = {}
+    idf: dict[str, float] = {}
+    if w.coverage:
+        wanted = selective_terms(terms) or terms
+        held = matched_terms(ordered, wanted)
+        words = {i: [*held.get(i, ()), *speakers.get(i, ())] for i in ordered}
+        wanted = list(dict.fromkeys([*wanted, *(t for s in speakers.values() for t in s)]))
+        df, total = document_frequencies(wanted)
+        idf = {t: math.log(1 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
+    chosen = gather.select(
+        ordered,
+        scores,
+        limit,
+        parents=parents,
+        diversity=w.diversity,
+        words=words,
+        weights=idf,
+        coverage=w.coverage,
+    )
+    return chosen, {i: together[i] for i in chosen if i in together}
 
 
 def _parents(ids: Sequence[int]) -> dict[int, int]:

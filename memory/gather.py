@@ -1,0 +1,124 @@
+"""Gathering: evidence that sits around recall's best hits, for questions answered by several
+nodes (LoCoMo's multi-evidence questions: most span sessions, some turns away from a hit).
+
+memory.rank calls these on its candidates; each is off at weight 0 (memory.rank.Weights):
+- `chain`: turns further along a conversation from the best seeds (replies of replies), hop
+  by hop over responds_to edges; rank lifts them through the same lawful filter as any
+  neighbour (visibility SQL, liveness as of T, trust);
+- `session_lift`: a candidate whose parent (derived_from: a session, a file) holds other
+  strong candidates gains a share of that parent's total: a session that answers several
+  query words at once is likelier to hold the rest of the answer;
+- `select`: the final greedy pick, where a node whose parent already placed nodes gives way
+  (diversity) and a node holding query words no placed node holds gains (coverage).
+Only candidates already judged lawful reach session_lift and select: they reorder, never admit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+Neighbours = Callable[..., dict[int, list[tuple[int, str]]]]
+
+
+def chain(
+    seeds: Sequence[int],
+    first: dict[int, list[tuple[int, str]]],
+    hops: int,
+    neighbours: Neighbours,
+    vis: object,
+) -> list[dict[int, list[tuple[int, str]]]]:
+    """For each hop from 2 to `hops`: seed -> the nodes reached over responds_to edges from
+    the previous hop's nodes (and a label naming the seed's distance), none reached before."""
+    found: list[dict[int, list[tuple[int, str]]]] = []
+    frontier = {
+        seed: {n for n, kind in first.get(seed, ()) if kind == "responds_to"} for seed in seeds
+    }
+    seen = {seed: {seed} | {n for n, _ in first.get(seed, ())} for seed in seeds}
+    for hop in range(2, hops + 1):
+        ends = sorted({n for nodes in frontier.values() for n in nodes})
+        if not ends:
+            break
+        reached = neighbours(ends, vis)
+        step: dict[int, list[tuple[int, str]]] = {}
+        for seed, nodes in frontier.items():
+            new = {
+                other
+                for n in nodes
+                for other, kind in reached.get(n, ())
+                if kind == "responds_to" and other not in seen[seed]
+            }
+            seen[seed] |= new
+            frontier[seed] = new
+            if new:
+                step[seed] = [(n, f"responds_to, {hop} turns") for n in sorted(new)]
+        found.append(step)
+    return found
+
+
+def session_lift(
+    ordered: Sequence[int], scores: dict[int, float], parents: dict[int, int], weight: float
+) -> dict[int, int]:
+    """Each candidate's score grows by `weight` times the share of its parent's total (the
+    sum of its candidates' scores) in the best parent's total, times the candidate's own
+    score. Returns node -> the best other node of its parent, for nodes that gained."""
+    if not weight or not ordered:
+        return {}
+    totals: dict[int, float] = {}
+    best: dict[int, int] = {}
+    for node_id in ordered:
+        parent = parents.get(node_id)
+        if parent is None:
+            continue
+        totals[parent] = totals.get(parent, 0.0) + scores[node_id]
+        best.setdefault(parent, node_id)
+    top = max(totals.values(), default=0.0)
+    if top <= 0:
+        return {}
+    with_whom: dict[int, int] = {}
+    for node_id in ordered:
+        parent = parents.get(node_id)
+        if parent is None or totals[parent] <= scores[node_id]:
+            continue  # alone in its session: nothing beside it to gather
+        scores[node_id] *= 1 + weight * totals[parent] / top
+        first = best[parent]
+        if first != node_id:
+            with_whom[node_id] = first
+    return with_whom
+
+
+def select(
+    ordered: Sequence[int],
+    scores: dict[int, float],
+    limit: int,
+    *,
+    parents: dict[int, int],
+    diversity: float,
+    words: dict[int, list[str]],
+    weights: dict[str, float],
+    coverage: float,
+) -> list[int]:
+    """Greedy: at each step the node with the best score divided by 1 + diversity times the
+    number of placed nodes of its parent, plus coverage times the best score times the share
+    (by `weights`, the query words' idf) of query words it holds that no placed node holds."""
+    if (not diversity and not coverage) or len(ordered) <= 1:
+        return list(ordered[:limit])
+    total = sum(weights.values()) or 1.0
+    top = max(scores[i] for i in ordered)
+    placed: dict[int, int] = {}
+    covered: set[str] = set()
+    left = list(ordered)
+    chosen: list[int] = []
+
+    def gain(i: int) -> float:
+        value = scores[i] / (1 + diversity * placed.get(parents.get(i, -i), 0))
+        new = set(words.get(i, ())) - covered
+        return value + coverage * top * sum(weights.get(t, 0.0) for t in new) / total
+
+    while left and len(chosen) < limit:
+        pick = max(left, key=gain)  # ties: the earlier (better ranked) node
+        left.remove(pick)
+        chosen.append(pick)
+        parent = parents.get(pick, -pick)
+        placed[parent] = placed.get(parent, 0) + 1
+        covered |= set(words.get(pick, ()))
+    return chosen
