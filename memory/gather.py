@@ -122,3 +122,13 @@ def select(
         placed[parent] = placed.get(parent, 0) + 1
         covered |= set(words.get(pick, ()))
     return chosen
+
+
+def speakers_named(terms: Sequence[str], signatures: Sequence[str]) -> list[str]:
+    """The query words that name a signer among `signatures` (those of the lawful best hits):
+    such a word is matched by the signer boost, and in a body it mostly marks the other
+    speaker addressing that one ("Thanks, Melanie!"), not the named speaker's own words."""
+    from memory.lexical import query_terms
+
+    names = {t for signature in signatures for t in query_terms(signature)}
+    return [t for t in terms if t in names]

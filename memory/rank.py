@@ -79,6 +79,7 @@ class Weights:
     reach_decay: float = 0.5
     session: float = 0.0
     coverage: float = 0.0
+    names: float = 1.0
 
 
 WEIGHTS = Weights()
@@ -130,7 +131,16 @@ def rank(
     # Substrings in scripts without spaces count as words (same weight, own normalisation).
     substring_hits = trigram_candidates(query, vis, FTS_CANDIDATES)
     scores: dict[int, float] = {}
-    _add(scores, word_hits, w.fts)
+    named = _names(terms, word_hits, vis, include_superseded) if w.names < 1 else []
+    if named:
+        # The query names a speaker: words without the name rank at full weight, with it at
+        # WEIGHTS.names (the signer boost still reads the name).
+        _add(
+            scores, fts_candidates([t for t in terms if t not in named], vis, FTS_CANDIDATES), w.fts
+        )
+        _add(scores, word_hits, w.fts * w.names)
+    else:
+        _add(scores, word_hits, w.fts)
     _add(scores, substring_hits, w.fts)
     _add(scores, vector_hits, w.vector)
     dated = date_candidates(query, vis) if w.date else []
@@ -187,6 +197,20 @@ def rank(
         )
         for i in chosen
     ]
+
+
+def _names(
+    terms: list[str], hits: Sequence[tuple[int, float]], vis: Visibility, include_superseded: bool
+) -> list[str]:
+    """Query words naming a signer of one of the word list's lawful best hits, when some
+    other word is left to search."""
+    from memory.recall import preview_rows
+
+    if len(terms) < 2 or not hits:
+        return []
+    best = list(_lawful([i for i, _ in hits[:20]], vis, include_superseded))
+    named = gather.speakers_named(terms, [r["signature"] for r in preview_rows(best).values()])
+    return named if len(named) < len(terms) else []
 
 
 def _expand(
