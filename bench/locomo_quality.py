@@ -126,7 +126,6 @@ def memoised() -> Iterator[None]:
         (rank, "date_candidates"),
         (rank, "trigram_candidates"),
         (rank, "_entity_neighbours"),
-        (rank, "matched_terms"),
         (recall, "_vector_candidates"),
     ]
     by_id = [

@@ -9,7 +9,9 @@ memory.rank calls these on its candidates; each is off at weight 0 (memory.rank.
   strong candidates gains a share of that parent's total: a session that answers several
   query words at once is likelier to hold the rest of the answer;
 - `select`: the final greedy pick, where a node whose parent already placed nodes gives way
-  (diversity) and a node holding query words no placed node holds gains (coverage).
+  (diversity);
+- `speakers_named`: the query words naming a signer of the best hits, which rank searches
+  apart at a lower weight.
 Only candidates already judged lawful reach session_lift and select: they reorder, never admit.
 """
 
@@ -57,33 +59,28 @@ def chain(
 
 def session_lift(
     ordered: Sequence[int], scores: dict[int, float], parents: dict[int, int], weight: float
-) -> dict[int, int]:
+) -> set[int]:
     """Each candidate's score grows by `weight` times the share of its parent's total (the
     sum of its candidates' scores) in the best parent's total, times the candidate's own
-    score. Returns node -> the best other node of its parent, for nodes that gained."""
+    score. Returns the nodes that gained."""
     if not weight or not ordered:
-        return {}
+        return set()
     totals: dict[int, float] = {}
-    best: dict[int, int] = {}
     for node_id in ordered:
         parent = parents.get(node_id)
-        if parent is None:
-            continue
-        totals[parent] = totals.get(parent, 0.0) + scores[node_id]
-        best.setdefault(parent, node_id)
+        if parent is not None:
+            totals[parent] = totals.get(parent, 0.0) + scores[node_id]
     top = max(totals.values(), default=0.0)
     if top <= 0:
-        return {}
-    with_whom: dict[int, int] = {}
+        return set()
+    lifted = set()
     for node_id in ordered:
         parent = parents.get(node_id)
         if parent is None or totals[parent] <= scores[node_id]:
             continue  # alone in its session: nothing beside it to gather
         scores[node_id] *= 1 + weight * totals[parent] / top
-        first = best[parent]
-        if first != node_id:
-            with_whom[node_id] = first
-    return with_whom
+        lifted.add(node_id)
+    return lifted
 
 
 def select(
@@ -93,34 +90,23 @@ def select(
     *,
     parents: dict[int, int],
     diversity: float,
-    words: dict[int, list[str]],
-    weights: dict[str, float],
-    coverage: float,
 ) -> list[int]:
     """Greedy: at each step the node with the best score divided by 1 + diversity times the
-    number of placed nodes of its parent, plus coverage times the best score times the share
-    (by `weights`, the query words' idf) of query words it holds that no placed node holds."""
-    if (not diversity and not coverage) or len(ordered) <= 1:
+    number of placed nodes of its parent (MMR by session)."""
+    if not diversity or len(ordered) <= 1:
         return list(ordered[:limit])
-    total = sum(weights.values()) or 1.0
-    top = max(scores[i] for i in ordered)
     placed: dict[int, int] = {}
-    covered: set[str] = set()
     left = list(ordered)
     chosen: list[int] = []
-
-    def gain(i: int) -> float:
-        value = scores[i] / (1 + diversity * placed.get(parents.get(i, -i), 0))
-        new = set(words.get(i, ())) - covered
-        return value + coverage * top * sum(weights.get(t, 0.0) for t in new) / total
-
     while left and len(chosen) < limit:
-        pick = max(left, key=gain)  # ties: the earlier (better ranked) node
+        # Ties: the earlier (better ranked) node.
+        pick = max(
+            left, key=lambda i: scores[i] / (1 + diversity * placed.get(parents.get(i, -i), 0))
+        )
         left.remove(pick)
         chosen.append(pick)
         parent = parents.get(pick, -pick)
         placed[parent] = placed.get(parent, 0) + 1
-        covered |= set(words.get(pick, ()))
     return chosen
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,9 +31,7 @@ from memory.clocks import recency_weight
 from memory.dates import date_candidates
 from memory.entities import shared as _entity_neighbours
 from memory.lexical import (
-    document_frequencies,
     fts_candidates,
-    matched_terms,
     query_terms,
     selective_terms,
     spaceless_runs,
@@ -66,7 +63,7 @@ class Weights:
     fts: float = 1.0
     vector: float = 0.1
     neighbour: float = 1.0
-    signer: float = 1.0
+    signer: float = 2.0
     feedback: float = 0.0
     feedback_docs: int = 5
     feedback_terms: int = 5
@@ -75,11 +72,10 @@ class Weights:
     seeds: int = 10
     entity: float = 0.0
     entity_cap: int = 10
-    reach: int = 1
+    reach: int = 2
     reach_decay: float = 0.5
-    session: float = 0.0
-    coverage: float = 0.0
-    names: float = 1.0
+    session: float = 1.0
+    names: float = 0.25
 
 
 WEIGHTS = Weights()
@@ -160,17 +156,15 @@ def rank(
     now = vis.as_of or timezone.now()
     term_set = set(terms)
     boosted = set()
-    speakers: dict[int, set[str]] = {}  # query words naming a node's signer (for coverage)
     for node_id, row in rows.items():
         signer = set(query_terms(row["signature"]))
-        speakers[node_id] = signer & term_set
         if signer and signer <= term_set:
             boosted.add(node_id)
         boost = 1.0 + (w.signer if node_id in boosted else 0.0)
         scores[node_id] *= recency_weight(_event_time(row["when"]), now=now) * boost
     # Ties go to the older node (lower id), whatever order the rows came back in.
     ordered = sorted(rows, key=lambda i: (-scores[i], i))
-    chosen, together = _choose(ordered, scores, terms, speakers, limit)
+    chosen = _choose(ordered, scores, limit)
     lists = {
         "words": dict(word_hits),
         "substring": dict(substring_hits),
@@ -192,7 +186,6 @@ def rank(
                 via,
                 signer=i in boosted,
                 entity=through.get(i),
-                session=together.get(i),
             ),
         )
         for i in chosen
@@ -312,7 +305,6 @@ def _reasons(
     *,
     signer: bool,
     entity: tuple[int, str] | None = None,
-    session: int | None = None,
 ) -> list[str]:
     """Short tags for why a node ranks: the lists it came from, the edge it came through."""
     reasons = []
@@ -332,8 +324,6 @@ def _reasons(
         reasons.append(f"via #{seed} ({kind})")
     if entity is not None:
         reasons.append(f"entity: {entity[1]}")
-    if session is not None:
-        reasons.append(f"same session as #{session}")
     if signer:
         reasons.append("speaker named")
     return reasons
@@ -385,42 +375,16 @@ def _feedback_bodies(ids: list[int]) -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def _choose(
-    ordered: list[int],
-    scores: dict[int, float],
-    terms: list[str],
-    speakers: dict[int, set[str]],
-    limit: int,
-) -> tuple[list[int], dict[int, int]]:
-    """The top `limit` after the session lift, diversity and coverage (memory.gather); and
-    node -> the node whose session lifted it. For coverage a node holds the query words its
-    body holds and those naming its signer ("Jon and Gina" wants a turn of each)."""
+def _choose(ordered: list[int], scores: dict[int, float], limit: int) -> list[int]:
+    """The top `limit` after the session lift and diversity (memory.gather). The lift only
+    reorders what is already here, so `why` has nothing to add for it."""
     w = WEIGHTS
-    if len(ordered) <= 1 or not (w.session or w.diversity or w.coverage):
-        return ordered[:limit], {}
-    parents = _parents(ordered) if w.session or w.diversity else {}
-    together = gather.session_lift(ordered, scores, parents, w.session)
+    if len(ordered) <= 1 or not (w.session or w.diversity):
+        return ordered[:limit]
+    parents = _parents(ordered)
+    gather.session_lift(ordered, scores, parents, w.session)
     ordered = sorted(ordered, key=lambda i: (-scores[i], i))
-    words: dict[int, list[str]] = {}
-    idf: dict[str, float] = {}
-    if w.coverage:
-        wanted = selective_terms(terms) or terms
-        held = matched_terms(ordered, wanted)
-        words = {i: [*held.get(i, ()), *speakers.get(i, ())] for i in ordered}
-        wanted = list(dict.fromkeys([*wanted, *(t for s in speakers.values() for t in s)]))
-        df, total = document_frequencies(wanted)
-        idf = {t: math.log(1 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in wanted}
-    chosen = gather.select(
-        ordered,
-        scores,
-        limit,
-        parents=parents,
-        diversity=w.diversity,
-        words=words,
-        weights=idf,
-        coverage=w.coverage,
-    )
-    return chosen, {i: together[i] for i in chosen if i in together}
+    return gather.select(ordered, scores, limit, parents=parents, diversity=w.diversity)
 
 
 def _parents(ids: Sequence[int]) -> dict[int, int]:

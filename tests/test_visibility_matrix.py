@@ -159,8 +159,8 @@ def entity(world: World, domains: list[str], as_of: str | None) -> str | None:
 
 def gathered(world: World, domains: list[str], as_of: str | None) -> str | None:
     """The query finds only the chain's end; the subject is two turns up the chain, reached
-    only with WEIGHTS.reach 2 or more (memory.gather.chain), the session lift, diversity and
-    coverage on too (they reorder, never admit)."""
+    only with WEIGHTS.reach 2 or more (memory.gather.chain), the session lift and diversity on
+    too (they reorder, never admit)."""
     from memory import rank
 
     if not Node.objects.filter(body=CHAIN_END).exists():
@@ -172,7 +172,7 @@ def gathered(world: World, domains: list[str], as_of: str | None) -> str | None:
     with rank.using(reach=1):
         one = recall(CHAIN_QUERY, scope="both", domains=domains, as_of=as_of)
     assert _find(one, world.subject.pk) is None  # one hop does not reach it
-    with rank.using(reach=3, session=1.0, coverage=1.0, diversity=0.5):
+    with rank.using(reach=3, session=1.0, diversity=0.5):
         found = recall(CHAIN_QUERY, scope="both", domains=domains, as_of=as_of)
     assert [p["id"] for p in found][:1] == [end.pk]
     return _find(found, world.subject.pk)
