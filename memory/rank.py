@@ -2,17 +2,19 @@
 
 Steps, each over what the caller may see:
   1. score-normalised fusion of the word list (bm25) and the vector list (cosine): each list's
-     scores divided by its best, then a weighted sum;
+     scores divided by its best, then a weighted sum; query words naming a signer of the best
+     hits (a speaker) are searched apart at a lower weight (memory.gather.speakers_named);
   2. liveness and trust (now or as of T), so a decayed, sealed or rejected node neither ranks
      nor bridges;
   3. pseudo-relevance feedback: words shared by the best hits, searched again;
-  4. a one-hop expansion over edges between peers from the best seeds, and one through the
-     entities (names, dates, quantities: memory.entities) the seeds share with other nodes;
+  4. an expansion over edges between peers from the best seeds (one hop, and further turns
+     along responds_to: memory.gather.chain), and one through the entities (names, dates,
+     quantities: memory.entities) the seeds share with other nodes;
   5. recency weight (event clock) and the signer boost;
-  6. diversity: a node whose parent (derived_from: a session, a file) already placed nodes
-     above it gives way, so the top holds more than one session.
-Every weight is a field of Weights; docs/recall.md says what each is and how it was chosen.
-"""
+  6. the session lift and diversity over the best POOL candidates (memory.gather): a node whose
+     parent (derived_from: a session, a file) holds other strong candidates gains; one whose
+     parent already placed nodes above it gives way.
+Every weight is a field of Weights; docs/recall.md says what each is and how it was chosen."""
 
 from __future__ import annotations
 
