@@ -1,17 +1,19 @@
 """Gathering: evidence that sits around recall's best hits, for questions answered by several
 nodes (LoCoMo's multi-evidence questions: most span sessions, some turns away from a hit).
 
-memory.rank calls these on its candidates; each is off at weight 0 (memory.rank.Weights):
+memory.rank calls these on its candidates, each as its weight says (memory.rank.Weights;
+docs/recall.md says which are on and why):
 - `chain`: turns further along a conversation from the best seeds (replies of replies), hop
   by hop over responds_to edges; rank lifts them through the same lawful filter as any
-  neighbour (visibility SQL, liveness as of T, trust);
+  neighbour (visibility SQL, liveness as of T, trust); on (reach 2);
 - `session_lift`: a candidate whose parent (derived_from: a session, a file) holds other
   strong candidates gains a share of that parent's total: a session that answers several
-  query words at once is likelier to hold the rest of the answer;
+  query words at once is likelier to hold the rest of the answer; off (a large file's
+  notes would lift one another);
 - `select`: the final greedy pick, where a node whose parent already placed nodes gives way
   (diversity);
 - `speakers_named`: the query words naming a signer of the best hits, which rank searches
-  apart at a lower weight.
+  apart at a lower weight; on (names 0.25).
 Only candidates already judged lawful reach session_lift and select: they reorder, never admit.
 """
 

@@ -80,7 +80,7 @@ class Weights:
     entity_cap: int = 10
     reach: int = 2
     reach_decay: float = 0.5
-    session: float = 1.0
+    session: float = 0.0
     names: float = 0.25
 
 
@@ -202,13 +202,19 @@ def _names(
     terms: list[str], hits: Sequence[tuple[int, float]], vis: Visibility, include_superseded: bool
 ) -> list[str]:
     """Query words naming a signer of one of the word list's lawful best hits, when some
-    other word is left to search."""
+    other word is left to search. Lawfulness is asked only of hits whose signer is named (most
+    queries name none, and pay one read of 20 rows)."""
     from memory.recall import preview_rows
 
     if len(terms) < 2 or not hits:
         return []
-    best = list(_lawful([i for i, _ in hits[:20]], vis, include_superseded))
-    named = gather.speakers_named(terms, [r["signature"] for r in preview_rows(best).values()])
+    rows = preview_rows([i for i, _ in hits[:20]])
+    signed = {i: r["signature"] for i, r in rows.items()}
+    naming = [i for i, sig in signed.items() if gather.speakers_named(terms, [sig])]
+    if not naming:
+        return []
+    lawful = _lawful(naming, vis, include_superseded)
+    named = gather.speakers_named(terms, [signed[i] for i in naming if i in lawful])
     return named if len(named) < len(terms) else []
 
 

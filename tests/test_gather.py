@@ -80,3 +80,22 @@ def test_select_without_diversity_or_coverage_keeps_the_order() -> None:
     assert kept == [1, 2]
     spread = select([1, 2, 3], scores, 2, parents={1: 9, 2: 9}, diversity=5)
     assert spread == [1, 3]
+
+
+def test_a_sealed_nodes_signer_does_not_count_as_a_speaker(make_note) -> None:
+    from review.ceremony import seal
+
+    zed = make_note("My pottery wheel, at last.", signature="Zed")
+    for i in range(3):
+        make_note(f"Zed! Zed! {i}", signature="Caroline")
+    filler = "a long, slow note about the weather, the garden, the bus and the neighbours"
+    for i in range(4):
+        make_note(f"Pottery {i}: {filler}.", signature="Caroline")
+
+    def order(names: float) -> list[int]:
+        with rank.using(names=names, signer=0.0):
+            return [p["id"] for p in recall("Zed pottery", limit=8)]
+
+    assert order(1.0) != order(0.25)  # the fixture: Zed's name is searched apart
+    seal(zed.pk, owner="owner", reason="private")
+    assert zed.pk not in order(1.0) and order(1.0) == order(0.25)
