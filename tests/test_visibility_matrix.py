@@ -35,6 +35,10 @@ HIT_QUERY = "attic hatch key"
 # Names the subject's entity (Ottoline Brackwater) and shares no word with the subject's query.
 SEEKER = "The periwinkle trowel went back to Ottoline Brackwater."
 SEEKER_QUERY = "periwinkle trowel"
+# Two replies away from the subject (responds_to twice) and sharing no word with either query.
+CHAIN_END = "The lantern oil sits on the porch shelf."
+CHAIN_QUERY = "lantern oil porch"
+BETWEEN = "Noted, I will look tonight."
 HOLDER = "agent:scout"
 RULES = ("domain", "as_of", "decayed", "sealed", "rejected", "superseded")
 STATE_RULES = ("decayed", "sealed", "rejected")
@@ -153,6 +157,27 @@ def entity(world: World, domains: list[str], as_of: str | None) -> str | None:
     return _find(found, world.subject.pk)
 
 
+def gathered(world: World, domains: list[str], as_of: str | None) -> str | None:
+    """The query finds only the chain's end; the subject is two turns up the chain, reached
+    only with WEIGHTS.reach 2 or more (memory.gather.chain), the session lift and diversity on
+    too (they reorder, never admit)."""
+    from memory import rank
+
+    if not Node.objects.filter(body=CHAIN_END).exists():
+        between = world.make(
+            BETWEEN, days_old=1, origins=[{"id": world.subject.pk, "relation": "responds_to"}]
+        )
+        world.make(CHAIN_END, days_old=1, origins=[{"id": between.pk, "relation": "responds_to"}])
+    end = Node.objects.get(body=CHAIN_END)
+    with rank.using(reach=1):
+        one = recall(CHAIN_QUERY, scope="both", domains=domains, as_of=as_of)
+    assert _find(one, world.subject.pk) is None  # one hop does not reach it
+    with rank.using(reach=3, session=1.0, diversity=0.5):
+        found = recall(CHAIN_QUERY, scope="both", domains=domains, as_of=as_of)
+    assert [p["id"] for p in found][:1] == [end.pk]
+    return _find(found, world.subject.pk)
+
+
 def reading(world: World, domains: list[str], as_of: str | None) -> str | None:
     try:
         return read(world.subject.pk, domains=domains, as_of=as_of)["trust"]
@@ -243,6 +268,7 @@ PATHS: dict[str, Callable[[World, list[str], str | None], str | None]] = {
     "vector": vector,
     "expansion": expansion,
     "entity": entity,
+    "gathered": gathered,
     "read": reading,
     "walk_open": walk_open,
     "walk_around": walk_around,

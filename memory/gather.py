@@ -1,0 +1,122 @@
+"""Gathering: evidence that sits around recall's best hits, for questions answered by several
+nodes (LoCoMo's multi-evidence questions: most span sessions, some turns away from a hit).
+
+memory.rank calls these on its candidates, each as its weight says (memory.rank.Weights;
+docs/recall.md says which are on and why):
+- `chain`: turns further along a conversation from the best seeds (replies of replies), hop
+  by hop over responds_to edges; rank lifts them through the same lawful filter as any
+  neighbour (visibility SQL, liveness as of T, trust); on (reach 2);
+- `session_lift`: a candidate whose parent (derived_from: a session, a file) holds other
+  strong candidates gains a share of that parent's total: a session that answers several
+  query words at once is likelier to hold the rest of the answer; off (a large file's
+  notes would lift one another);
+- `select`: the final greedy pick, where a node whose parent already placed nodes gives way
+  (diversity);
+- `speakers_named`: the query words naming a signer of the best hits, which rank searches
+  apart at a lower weight; on (names 0.25).
+Only candidates already judged lawful reach session_lift and select: they reorder, never admit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+Neighbours = Callable[..., dict[int, list[tuple[int, str]]]]
+
+
+def chain(
+    seeds: Sequence[int],
+    first: dict[int, list[tuple[int, str]]],
+    hops: int,
+    neighbours: Neighbours,
+    vis: object,
+) -> list[dict[int, list[tuple[int, str]]]]:
+    """For each hop from 2 to `hops`: seed -> the nodes reached over responds_to edges from
+    the previous hop's nodes (and a label naming the seed's distance), none reached before."""
+    found: list[dict[int, list[tuple[int, str]]]] = []
+    frontier = {
+        seed: {n for n, kind in first.get(seed, ()) if kind == "responds_to"} for seed in seeds
+    }
+    seen = {seed: {seed} | {n for n, _ in first.get(seed, ())} for seed in seeds}
+    for hop in range(2, hops + 1):
+        ends = sorted({n for nodes in frontier.values() for n in nodes})
+        if not ends:
+            break
+        reached = neighbours(ends, vis)
+        step: dict[int, list[tuple[int, str]]] = {}
+        for seed, nodes in frontier.items():
+            new = {
+                other
+                for n in nodes
+                for other, kind in reached.get(n, ())
+                if kind == "responds_to" and other not in seen[seed]
+            }
+            seen[seed] |= new
+            frontier[seed] = new
+            if new:
+                step[seed] = [(n, f"responds_to, {hop} turns") for n in sorted(new)]
+        found.append(step)
+    return found
+
+
+def session_lift(
+    ordered: Sequence[int], scores: dict[int, float], parents: dict[int, int], weight: float
+) -> set[int]:
+    """Each candidate's score grows by `weight` times the share of its parent's total (the
+    sum of its candidates' scores) in the best parent's total, times the candidate's own
+    score. Returns the nodes that gained."""
+    if not weight or not ordered:
+        return set()
+    totals: dict[int, float] = {}
+    for node_id in ordered:
+        parent = parents.get(node_id)
+        if parent is not None:
+            totals[parent] = totals.get(parent, 0.0) + scores[node_id]
+    top = max(totals.values(), default=0.0)
+    if top <= 0:
+        return set()
+    lifted = set()
+    for node_id in ordered:
+        parent = parents.get(node_id)
+        if parent is None or totals[parent] <= scores[node_id]:
+            continue  # alone in its session: nothing beside it to gather
+        scores[node_id] *= 1 + weight * totals[parent] / top
+        lifted.add(node_id)
+    return lifted
+
+
+def select(
+    ordered: Sequence[int],
+    scores: dict[int, float],
+    limit: int,
+    *,
+    parents: dict[int, int],
+    diversity: float,
+) -> list[int]:
+    """Greedy: at each step the node with the best score divided by 1 + diversity times the
+    number of placed nodes of its parent (MMR by session)."""
+    if not diversity or len(ordered) <= 1:
+        return list(ordered[:limit])
+    placed: dict[int, int] = {}
+    left = list(ordered)
+    chosen: list[int] = []
+    while left and len(chosen) < limit:
+        # Ties: the earlier (better ranked) node.
+        pick = max(
+            left, key=lambda i: scores[i] / (1 + diversity * placed.get(parents.get(i, -i), 0))
+        )
+        left.remove(pick)
+        chosen.append(pick)
+        parent = parents.get(pick, -pick)
+        placed[parent] = placed.get(parent, 0) + 1
+    return chosen
+
+
+def speakers_named(terms: Sequence[str], signatures: Sequence[str]) -> list[str]:
+    """The query words that name a signer among `signatures` (those of the lawful best hits):
+    such a word is matched by the signer boost, and in a body it mostly marks the other
+    speaker addressing that one ("Thanks, Melanie!"), not the named speaker's own words."""
+    from memory.lexical import query_terms
+
+    names = {t for signature in signatures for t in query_terms(signature)}
+    return [t for t in terms if t in names]
