@@ -8,7 +8,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import IntegrityError, connection
+from django.db import IntegrityError
 from django.utils import timezone
 
 from memory.errors import Conflict, Invalid
@@ -173,23 +173,3 @@ def test_similar_edges_from_a_run_point_newer_to_older(notes):
     run_sleep(requested_by="test")
     edges = Edge.objects.filter(kind="similar").values_list("from_node_id", "to_node_id")
     assert edges and all(a > b for a, b in edges)
-
-
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's page cache")
-def test_a_run_has_a_large_page_cache_and_gives_it_back(notes, monkeypatch):
-    from memory.sleep import run as run_module
-
-    def cache_size() -> int:
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA cache_size")
-            return int(cursor.fetchone()[0])
-
-    seen = []
-    monkeypatch.setitem(
-        run_module._STEP_FUNCS, "promote", lambda *_: seen.append(cache_size()) or {"count": 0}
-    )
-    before = cache_size()
-    assert before != -run_module.PAGE_CACHE_KIB
-    run_sleep(requested_by="test")
-    assert seen == [-run_module.PAGE_CACHE_KIB]
-    assert cache_size() == before

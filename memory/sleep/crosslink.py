@@ -34,7 +34,7 @@ MIN_COSINE = settings.GROVE_CROSSLINK_MIN_COSINE
 CAP = settings.GROVE_CROSSLINK_CAP
 BLOCK = 512  # rows per matrix product: 512 x 100k float32 is 200 MB
 SLACK = 8  # candidates per node beyond the cap, for pairs already linked
-LINK_BLOCK = 32_768  # new nodes per commit on the indexed path: few commits (run.PAGE_CACHE_KIB)
+LINK_BLOCK = 4096  # new nodes per commit on the indexed path (no product is held per block)
 ACTOR = "sleep"
 
 

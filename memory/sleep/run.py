@@ -23,12 +23,11 @@ import os
 import socket
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -56,11 +55,6 @@ STEPS = (
 STALE_SECONDS = settings.GROVE_SLEEP_STALE_SECONDS
 SCHEDULE_NAME = "grove-sleep"
 WORKER_KEY = "_worker"
-# SQLite page cache for the run's connection (KiB; the default is 2 MiB). A commit writes every
-# page it dirtied to the WAL and a checkpoint writes it again: with cross-link's large blocks the
-# pages an edge block dirties are written once per block instead of spilling (300k nodes: 3.6 GB
-# written by cross-link's full run with 4,096-node blocks and the default cache, 0.7 GB now).
-PAGE_CACHE_KIB = 131_072
 
 
 # --- one run at a time ------------------------------------------------------------------------
@@ -284,8 +278,21 @@ def run_sleep(
     _claim(run)
     steps = [run.only_step] if run.only_step else list(STEPS)
     try:
-        with _page_cache():
-            _run_steps(run, steps)
+        for step in steps:
+            run.current_step = step
+
+            def beat(_step: str = step, **progress) -> None:
+                run.steps[_step] = {**run.steps.get(_step, {}), **progress, "partial": True}
+                _save(run)
+
+            _save(run, current_step=step)
+            started, cpu = time.perf_counter(), time.process_time()
+            result = _STEP_FUNCS[step](run.max_nodes, run.dry_run, beat)
+            result["ms"] = round((time.perf_counter() - started) * 1000, 1)
+            # This process's CPU time too: on a busy machine wall time mostly measures the others.
+            result["cpu_ms"] = round((time.process_time() - cpu) * 1000, 1)
+            run.steps[step] = result
+            _save(run)
     except Exception as exc:
         run.status = SleepStatus.FAILED
         run.error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
@@ -299,43 +306,6 @@ def run_sleep(
     _save(run, status=SleepStatus.DONE, finished_at=timezone.now(), current_step="")
     run.refresh_from_db()
     return run
-
-
-@contextmanager
-def _page_cache() -> Iterator[None]:
-    """The run's connection with PAGE_CACHE_KIB of SQLite page cache, its own size restored
-    after (a worker's connection serves other tasks too). PostgreSQL: unchanged."""
-    if connection.vendor != "sqlite":
-        yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA cache_size")
-        before = int(cursor.fetchone()[0])
-        cursor.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute(f"PRAGMA cache_size = {before}")
-
-
-def _run_steps(run: SleepRun, steps: list[str]) -> None:
-    """Each step in turn, its result, wall and CPU time saved into the run as it ends."""
-    for step in steps:
-        run.current_step = step
-
-        def beat(_step: str = step, **progress) -> None:
-            run.steps[_step] = {**run.steps.get(_step, {}), **progress, "partial": True}
-            _save(run)
-
-        _save(run, current_step=step)
-        started, cpu = time.perf_counter(), time.process_time()
-        result = _STEP_FUNCS[step](run.max_nodes, run.dry_run, beat)
-        result["ms"] = round((time.perf_counter() - started) * 1000, 1)
-        # This process's CPU time too: on a busy machine wall time mostly measures the others.
-        result["cpu_ms"] = round((time.process_time() - cpu) * 1000, 1)
-        run.steps[step] = result
-        _save(run)
 
 
 # --- the worker and the schedule ---------------------------------------------------------------
