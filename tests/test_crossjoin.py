@@ -49,3 +49,44 @@ def test_a_dense_block_keeps_each_rows_best_few():
     for r in range(6):
         kept = sorted(sims[r, cols[rows == r]].tolist(), reverse=True)
         assert kept == sorted(sims[r].tolist(), reverse=True)[:3]
+
+
+def test_the_join_finds_what_a_brute_force_search_finds(monkeypatch, tmp_path):
+    """Every cluster probed, so the join must equal the exact search: each new row's best
+    older same-domain usable rows at or above the threshold, new rows in several domains."""
+    from memory.vector_search import VectorIndex
+
+    rng = np.random.default_rng(11)
+    n, dim, nlist, keep = 600, 8, 6, 3
+    base = rng.standard_normal((5, dim))  # five themes, so many pairs pass the threshold
+    vectors = base[rng.integers(0, 5, n)] + 0.35 * rng.standard_normal((n, dim))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float16)
+    centroids = base / np.linalg.norm(base, axis=1, keepdims=True)
+    centroids = np.vstack([centroids, -centroids[:1]]).astype(np.float32)
+    index = VectorIndex(
+        path=tmp_path, model="m", dim=dim, last_vector_id=n, trained_rows=n, skipped=0,
+        ids=np.arange(1, n + 1, dtype=np.int64) * 2, domain=rng.integers(0, 3, n).astype(np.int32),
+        domains=["a", "b", "c"], wild=np.zeros(n, bool), created=np.zeros(n),
+        cluster=np.argmax(vectors.astype(np.float32) @ centroids.T, axis=1).astype(np.int32),
+        centroids=centroids, vectors=vectors,
+    )  # fmt: skip
+    usable = rng.random(n) > 0.2
+    new_rows = np.nonzero(usable)[0][-150:]  # the newest usable rows, every domain among them
+    monkeypatch.setattr(crossjoin, "CROSSLINK_PROBES", nlist)
+    monkeypatch.setattr(crossjoin, "ASK_BLOCK", 16)  # blocks cut through each domain's probers
+    best = crossjoin.join(index, new_rows, usable, min_cosine=0.6, keep=keep)
+    got = best.pairs(np.arange(len(new_rows)), new_rows)
+    f32 = vectors.astype(np.float32)
+    expected = {}
+    for r in new_rows:
+        older = np.nonzero(usable & (index.ids < index.ids[r]) & (index.domain == index.domain[r]))
+        sims = f32[older[0]] @ f32[r]
+        hits = sorted(
+            ((float(s), int(c)) for s, c in zip(sims, older[0], strict=True)), key=lambda x: -x[0]
+        )
+        if hits := [h for h in hits if h[0] >= 0.6][:keep]:
+            expected[int(r)] = hits
+    assert len(set(index.domain[list(expected)])) == 3 and len(expected) > 100
+    assert {r: [c for _, c in v] for r, v in got.items()} == {
+        r: [c for _, c in v] for r, v in expected.items()
+    }
