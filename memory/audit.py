@@ -64,7 +64,7 @@ def _instant_text(value: datetime | str | None, seen: dict[Any, str]) -> str:
     two equal instants in different offsets must keep their own spelling."""
     if value is None:
         return "null"
-    if type(value) is str or value.tzinfo is None:
+    if isinstance(value, str) or value.tzinfo is None:
         if value not in seen:
             seen[value] = f'"{_instant(value)}"'
         return seen[value]
