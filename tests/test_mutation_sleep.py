@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 from django.utils import timezone
 
+from memory.models import Edge, Node
+from memory.sleep import reach
 from memory.sleep.decay import let_go, restore
-from memory.sleep.reach import candidates
+from memory.sleep.reach import candidates, holders_first, mark
 from tests.test_decay import lone  # noqa: F401  (a fixture)
 
 
@@ -19,3 +22,16 @@ def test_candidates_are_the_old_unread_nodes_no_event_holds(lone):  # noqa: F811
     restore(restored.pk, actor="owner")
     lone("Young page.", days_old=1)
     assert candidates(timezone.now() - timedelta(days=14)).tolist() == old
+
+
+def test_holders_first_ignores_holders_outside_the_garbage():
+    # 1 (live) holds 3, 3 holds 2; only 2 and 3 are garbage: 3 is free at once, then 2.
+    assert holders_first(np.array([2, 3]), (np.array([1, 3]), np.array([3, 2]))) == [3, 2]
+
+
+def test_an_edge_into_the_highest_id_at_the_packing_bound_loads_row_by_row(lone, monkeypatch):  # noqa: F811
+    citer, cited = lone("Young, cites the next."), lone("Old, cited.", days_old=40)
+    Edge.objects.create(from_node=citer, to_node=cited, kind="cites", created_by="sleep")
+    assert Node.objects.order_by("-id").first().pk == cited.pk
+    monkeypatch.setattr(reach, "_PAIR", cited.pk)  # the highest id equals the bound: no packing
+    assert cited.pk not in mark(timezone.now() - timedelta(days=14)).garbage.tolist()
