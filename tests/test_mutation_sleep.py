@@ -6,12 +6,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import numpy as np
+import pytest
 from django.utils import timezone
 
+from memory.errors import Invalid
 from memory.models import Edge, Node
 from memory.sleep import reach
 from memory.sleep.decay import let_go, restore
 from memory.sleep.reach import candidates, holders_first, mark
+from memory.walk import open_walk, read_ticket, step
 from tests.test_decay import lone  # noqa: F401  (a fixture)
 
 
@@ -35,3 +38,17 @@ def test_an_edge_into_the_highest_id_at_the_packing_bound_loads_row_by_row(lone,
     assert Node.objects.order_by("-id").first().pk == cited.pk
     monkeypatch.setattr(reach, "_PAIR", cited.pk)  # the highest id equals the bound: no packing
     assert cited.pk not in mark(timezone.now() - timedelta(days=14)).garbage.tolist()
+
+
+def test_reading_through_a_ticket_names_its_holder_as_the_reader(make_note):
+    node = make_note("Read on a walk.")
+    read_ticket(open_walk(node.pk, holder="agent:scout"), holder="agent:scout")
+    node.refresh_from_db()
+    assert (node.access_count, node.last_read_by) == (1, "agent:scout")
+
+
+def test_a_step_to_a_target_that_is_not_an_id_is_refused_by_code(make_note):
+    token = open_walk(make_note("Here.").pk, holder="agent")
+    with pytest.raises(Invalid) as refused:
+        step(token, holder="agent", direction="next", target="north")
+    assert refused.value.code == "bad_target"
