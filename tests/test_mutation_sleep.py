@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memory.errors import Invalid
+from memory.errors import Forbidden, Invalid
 from memory.models import Edge, Node
 from memory.sleep import reach
 from memory.sleep.decay import let_go, restore
 from memory.sleep.reach import candidates, holders_first, mark
-from memory.walk import open_walk, read_ticket, step
+from memory.walk import around, open_walk, read_ticket, step
 from tests.test_decay import lone  # noqa: F401  (a fixture)
 
 
@@ -52,3 +52,13 @@ def test_a_step_to_a_target_that_is_not_an_id_is_refused_by_code(make_note):
     with pytest.raises(Invalid) as refused:
         step(token, holder="agent", direction="next", target="north")
     assert refused.value.code == "bad_target"
+
+
+@pytest.mark.parametrize("token", ["", "not-a-ticket"])
+def test_a_forged_ticket_is_told_it_is_not_a_walk_ticket(db, token):
+    with pytest.raises(Forbidden) as refused:
+        around(token, holder="agent")
+    assert (refused.value.code, refused.value.message) == (
+        "ticket_forged",
+        "this is not a walk ticket",
+    )
