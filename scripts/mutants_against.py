@@ -9,7 +9,8 @@ loaded machine. Here each mutant meets only the named files, so a kill is a kill
 survivor may still die elsewhere: the score is a lower bound. mutmut's trampoline reads
 MUTANT_UNDER_TEST at every call, so one process serves every mutant. The first line is the
 unmutated code, which must pass. Mutant names come from `mutmut results` (run `mutmut run` once
-to generate them); the first argument is a shell glob over them, as mutmut run takes."""
+to generate them); the first argument is shell globs over them (as mutmut run takes),
+comma-separated."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def main(pattern: str, tests: list[str]) -> int:
         [str(MUTMUT), "results", "--all", "true"], capture_output=True, text=True, cwd=".."
     ).stdout
     names = [line.split(":")[0].strip() for line in listing.splitlines()]
-    names = [n for n in names if fnmatchcase(n, pattern)]
+    names = [n for n in names if any(fnmatchcase(n, p) for p in pattern.split(","))]
     verdicts = {0: "survived", 1: "killed"}
     for name in ["", *names]:
         os.environ["MUTANT_UNDER_TEST"] = name

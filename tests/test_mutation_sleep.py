@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memory.errors import Forbidden, Invalid
+from memory.errors import Conflict, Forbidden, Invalid
 from memory.models import Edge, Node
 from memory.sleep import reach
-from memory.sleep.decay import let_go, restore
+from memory.sleep.decay import let_go, pending_decays, restore
 from memory.sleep.reach import candidates, holders_first, mark
 from memory.walk import around, open_walk, read_ticket, step
-from tests.test_decay import lone  # noqa: F401  (a fixture)
+from tests.test_decay import authority, lone  # noqa: F401  (lone is a fixture)
 
 
 def test_candidates_are_the_old_unread_nodes_no_event_holds(lone):  # noqa: F811
@@ -62,3 +62,39 @@ def test_a_forged_ticket_is_told_it_is_not_a_walk_ticket(db, token):
         "ticket_forged",
         "this is not a walk ticket",
     )
+
+
+def test_pending_decays_within_days_lists_an_old_holding_cycle(lone):  # noqa: F811
+    a, b = lone("Cites b.", days_old=40), lone("Cites a.", days_old=40)
+    Edge.objects.create(from_node=a, to_node=b, kind="cites", created_by="sleep")
+    Edge.objects.create(from_node=b, to_node=a, kind="cites", created_by="sleep")
+    items = pending_decays(within_days=1)
+    assert {(i["id"], i["eligible_now"]) for i in items} == {(a.pk, True), (b.pk, True)}
+
+
+def test_pending_decays_limit_counts_the_eligible_now_and_the_soon_together(lone):  # noqa: F811
+    now_node = lone("Eligible now.", days_old=20)
+    soon = [lone(f"Eligible in {14 - d} days.", days_old=d) for d in (12, 11)]
+    items = pending_decays(within_days=5, limit=2)
+    assert [i["id"] for i in items] == [now_node.pk, soon[0].pk]
+
+
+def test_pending_decays_give_the_age_to_a_tenth_and_say_when_a_node_is_young(lone):  # noqa: F811
+    lone("Ten and a third days old.", days_old=10.33)
+    (item,) = pending_decays(within_days=5)
+    assert item["age_days"] == 10.3
+    assert "young: 10.3 of 14 days" in item["why"]
+
+
+def test_let_go_refuses_a_decayed_permanent_or_ground_node_by_its_code(lone):  # noqa: F811
+    gone = lone("Let go already.", days_old=40)
+    let_go(gone.pk, actor="owner")
+    permanent = lone("Read into permanence.", days_old=40)
+    Node.objects.filter(pk=permanent.pk).update(permanent=True, permanent_at=timezone.now())
+    ground = lone("Held as ground.", days_old=40)
+    authority(ground, "rooted")
+    refusals = ((gone, "already_decayed"), (permanent, "permanent"), (ground, "is_ground"))
+    for node, code in refusals:
+        with pytest.raises(Conflict) as refused:
+            let_go(node.pk, actor="owner")
+        assert refused.value.code == code
