@@ -98,3 +98,16 @@ def test_let_go_refuses_a_decayed_permanent_or_ground_node_by_its_code(lone):  #
         with pytest.raises(Conflict) as refused:
             let_go(node.pk, actor="owner")
         assert refused.value.code == code
+
+
+def test_another_holder_and_a_spent_ticket_are_told_why(make_note):
+    here, there = make_note("Here."), make_note("There, next in the thread.")
+    token = open_walk(here.pk, holder="agent")
+    with pytest.raises(Forbidden) as refused:
+        around(token, holder="someone-else")
+    assert refused.value.message == "this ticket belongs to another holder"
+    around(token, holder="agent")
+    step(token, holder="agent", direction="next", target=there.pk)
+    with pytest.raises(Forbidden) as refused:
+        around(token, holder="agent")
+    assert refused.value.message == "this ticket was already used for a step"
