@@ -111,3 +111,8 @@ def test_another_holder_and_a_spent_ticket_are_told_why(make_note):
     with pytest.raises(Forbidden) as refused:
         around(token, holder="agent")
     assert refused.value.message == "this ticket was already used for a step"
+
+
+def test_pending_decays_in_a_domain_reach_past_the_first_chunk_of_900(lone):  # noqa: F811
+    ids = [lone(f"Old page {i}.", days_old=40, domain="work").pk for i in range(901)]
+    assert [i["id"] for i in pending_decays(domains=["work"])] == ids
