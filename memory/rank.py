@@ -1,4 +1,4 @@
-"""Ranking: how recall's candidate lists become one ordered list, and why each node is there.
+"""Ranking: how recall's candidate lists become one ordered list (why each node is there: memory.why).
 
 Steps, each over what the caller may see:
   1. score-normalised fusion of the word list (bm25) and the vector list (cosine): each list's
@@ -35,14 +35,13 @@ from memory.entities import shared as _entity_neighbours
 from memory.lexical import (
     fts_candidates,
     query_terms,
-    selective_terms,
     spaceless_runs,
     trigram_candidates,
 )
 from memory.visibility import Visibility, db_time, lawful_trust, live_at
+from memory.why import reasons as _reasons
 
 FTS_CANDIDATES = 100
-WHY_CHARS = 160
 # Candidates that get their rows read, the signer boost and the session lift: a fixed floor,
 # so an agent's top 10 is the same whatever limit it asked for (with limit*3 alone, limit 10
 # and limit 20 ordered LoCoMo's top 10 differently: R@10 0.756 against 0.766).
@@ -287,58 +286,9 @@ def _lift(
     return via
 
 
-def explain(ranked: Sequence[Ranked], terms: Sequence[str]) -> dict[int, str]:
-    """Each node's reasons as one line of at most WHY_CHARS characters; "words" becomes the
-    query words its body holds (as the word index sees them)."""
-    from memory.lexical import matched_terms
-
-    matched = matched_terms([r.id for r in ranked], selective_terms(terms) or terms)
-    lines = {}
-    for r in ranked:
-        parts = [
-            ("words: " + ", ".join(matched[r.id])) if part == "words" and r.id in matched else part
-            for part in r.why
-        ]
-        line = "; ".join(parts) or "related"
-        lines[r.id] = line if len(line) <= WHY_CHARS else line[: WHY_CHARS - 1] + "…"
-    return lines
-
-
 def _lawful(ids: Any, vis: Visibility, include_superseded: bool) -> dict[int, str]:
     alive = live_at(ids, as_of=vis.as_of)
     return lawful_trust(alive, as_of=vis.as_of, include_superseded=include_superseded)
-
-
-def _reasons(
-    node_id: int,
-    lists: dict[str, dict[int, float]],
-    notes: dict[str, str],
-    via: dict[int, tuple[int, str]],
-    *,
-    signer: bool,
-    entity: tuple[int, str] | None = None,
-) -> list[str]:
-    """Short tags for why a node ranks: the lists it came from, the edge it came through."""
-    reasons = []
-    for name, hits in lists.items():
-        if node_id not in hits:
-            continue
-        if name == "vector":
-            reasons.append(f"vector {hits[node_id]:.2f}")
-        elif name == "date":
-            reasons.append("date named")
-        elif notes.get(name):
-            reasons.append(f"{name}: {notes[name]}")
-        else:
-            reasons.append(name)
-    if node_id in via:
-        seed, kind = via[node_id]
-        reasons.append(f"via #{seed} ({kind})")
-    if entity is not None:
-        reasons.append(f"entity: {entity[1]}")
-    if signer:
-        reasons.append("speaker named")
-    return reasons
 
 
 def _feedback(

@@ -25,6 +25,7 @@ from django.utils import timezone
 from threadpoolctl import ThreadpoolController
 
 from memory import rank
+from memory import why as why_line
 from memory.embed import get_embedder
 from memory.errors import Invalid
 from memory.lexical import match_expression, query_terms
@@ -339,7 +340,7 @@ def recall(
     an access. Excludes decayed nodes and nodes whose trust is sealed or rejected; superseded
     only when include_superseded, labelled. Refuses (Invalid) an unknown scope, a limit outside
     1..100 and a naive or unparseable as_of. A query with no words returns [] (still logged).
-    With `why`, each packet carries a short reason it is there (at most WHY_CHARS characters:
+    With `why`, each packet carries a short reason it is there (at most why.WHY_CHARS characters:
     matched words, vector cosine, via #id, speaker, date).
     """
     started = time.perf_counter()
@@ -404,7 +405,7 @@ def _rank(
     )
     packets = [packet(r.row, trust=r.trust, score=r.score) for r in ranked]
     if why:
-        reasons = rank.explain(ranked, terms)
+        reasons = why_line.explain(ranked, terms)
         for p in packets:
             p["why"] = reasons[p["id"]]
     return packets

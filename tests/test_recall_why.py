@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memory.embed import embed_missing
-from memory.rank import WHY_CHARS
 from memory.recall import recall
+from memory.why import WHY_CHARS
 
 
 def test_why_is_absent_unless_asked(make_note):
