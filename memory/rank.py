@@ -1,4 +1,4 @@
-"""Ranking: how recall's candidate lists become one ordered list (why each node is there: memory.why).
+"""Ranking: how recall's candidate lists become one ordered list (why each is there: memory.why).
 
 Steps, each over what the caller may see:
   1. score-normalised fusion of the word list (bm25) and the vector list (cosine): each list's
