@@ -132,3 +132,48 @@ def test_node_in_domains_answers_missing_ids_alike(make_note) -> None:
     with pytest.raises(NotFound) as outside:
         node_in_domains(node.pk, domains=["work"])
     assert outside.value.message == f"node {node.pk} not found"
+
+
+def test_visible_node_refuses_each_rule_with_the_one_answer(make_note) -> None:
+    from _acts import root_as_owner, supersede_as_owner
+
+    from memory.read import visible_node
+    from memory.sleep.decay import let_go
+    from review.ceremony import reject
+
+    def refused(node_id, **kw) -> bool:
+        superseded = kw.pop("include_superseded", True)
+        try:
+            visible_node(node_id, vis=_vis(**kw), include_superseded=superseded)
+        except NotFound as missing:
+            assert missing.message == f"no node {node_id} here"
+            return True
+        return False
+
+    node = make_note("Kept in the work domain, at home.", domain="work")
+    made = node.created_at
+    assert visible_node(node.pk, vis=_vis(domains=["work"], scope="home", as_of=made)) == (
+        Node.objects.get(pk=node.pk),
+        "unreviewed",
+    )
+    assert refused(node.pk, domains=["personal"])
+    assert refused(node.pk, scope="wild")
+    assert not refused(node.pk, scope="home")
+    assert refused(node.pk, as_of=made - timedelta(microseconds=1))
+    assert refused("not a number") and refused(node.pk + 1000)
+
+    old = make_note("Replaced later by better words.")
+    root_as_owner(old)
+    supersede_as_owner(old, "Better words, now ground.")
+    assert not refused(old.pk)
+    assert refused(old.pk, include_superseded=False)
+
+    gone = make_note("Let go by the owner.")
+    let_go(gone.pk, actor="owner")
+    assert refused(gone.pk) and refused(gone.pk, as_of=datetime.now(UTC) + timedelta(days=1))
+    assert not refused(gone.pk, as_of=gone.created_at)  # it was live then
+
+    for hide in (seal, lambda pk, owner: reject(pk, owner=owner, reason="false")):
+        hidden = make_note(f"Hidden by the owner ({id(hide)}).")
+        hide(hidden.pk, owner="owner")
+        assert refused(hidden.pk) and refused(hidden.pk, as_of=hidden.created_at)
