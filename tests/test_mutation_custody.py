@@ -177,3 +177,14 @@ def test_visible_node_refuses_each_rule_with_the_one_answer(make_note) -> None:
         hidden = make_note(f"Hidden by the owner ({id(hide)}).")
         hide(hidden.pk, owner="owner")
         assert refused(hidden.pk) and refused(hidden.pk, as_of=hidden.created_at)
+
+
+def test_trust_is_derived_past_the_first_chunk_of_ids(make_note) -> None:
+    from memory.trust import trust_map
+
+    first, last = make_note("Sealed, first of many."), make_note("Sealed, last of many.")
+    for node in (first, last):
+        seal(node.pk, owner="owner")
+    trusts = trust_map([first.pk, *PADDING, last.pk])
+    assert trusts[first.pk] == trusts[last.pk] == "sealed"
+    assert trusts[PADDING[0]] == "unreviewed"
