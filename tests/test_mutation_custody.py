@@ -188,3 +188,56 @@ def test_trust_is_derived_past_the_first_chunk_of_ids(make_note) -> None:
     trusts = trust_map([first.pk, *PADDING, last.pk])
     assert trusts[first.pk] == trusts[last.pk] == "sealed"
     assert trusts[PADDING[0]] == "unreviewed"
+
+
+def test_an_agent_extracts_a_span_under_the_signature_it_names(make_note) -> None:
+    from agents.operations import extract_part
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    parent = make_note("The heron nests by the weir. The otter fishes below it.")
+    status, written = extract_part(
+        token, parent.pk, {"start": 0, "end": 28, "signature": "desk-notes"}
+    )
+    assert status == 201 and Node.objects.get(pk=written["id"]).signature == "desk-notes"
+    with pytest.raises(Invalid) as refused:
+        extract_part(token, parent.pk, {"start": 0, "end": 28, "signature": 7})
+    assert (refused.value.code, refused.value.message) == ("bad_field", "signature must be text")
+
+
+def test_context_takes_a_budget_of_one_and_twenty_results_by_default(make_note) -> None:
+    from agents.operations import context
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    for i in range(21):
+        make_note(f"Heron sighting number {i} by the weir.")
+    tight = context(token, q="heron weir", budget=1)
+    assert (tight["budget"], tight["items"], tight["skipped"]) == (1, [], 20)
+    assert len(context(token, q="heron weir", budget=50_000)["items"]) == 20
+
+
+def test_context_keeps_to_the_domain_asked_for(make_note) -> None:
+    from agents.operations import context
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal", "work"])
+    home = make_note("The heron nests by the weir.")
+    work = make_note("The heron report for the weir survey.", domain="work")
+    both = {item["id"] for item in context(token, q="heron weir")["items"]}
+    assert both == {home.pk, work.pk}
+    assert [item["id"] for item in context(token, q="heron weir", domain="work")["items"]] == [
+        work.pk
+    ]
+
+
+def test_walk_back_refuses_a_ground_node_outside_the_callers_domains(make_note) -> None:
+    from _acts import root_as_owner
+
+    from memory.authority import walk_back
+
+    node = make_note("Ground in the work domain.", domain="work")
+    root_as_owner(node)
+    assert walk_back(node.pk, domains=["work"])["id"] == node.pk
+    with pytest.raises(NotFound):
+        walk_back(node.pk, domains=["personal"])
