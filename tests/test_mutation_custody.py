@@ -205,16 +205,35 @@ def test_an_agent_extracts_a_span_under_the_signature_it_names(make_note) -> Non
     assert (refused.value.code, refused.value.message) == ("bad_field", "signature must be text")
 
 
-def test_context_takes_a_budget_of_one_and_twenty_results_by_default(make_note) -> None:
-    from agents.operations import context
+def test_context_takes_a_budget_of_one_and_asks_recall_for_twenty_by_default(
+    make_note, monkeypatch
+) -> None:
+    import agents.operations as operations
     from memory.tokens import create_token
 
     token, _ = create_token(name="desk", domains=["personal"])
-    for i in range(21):
+    for i in range(3):
         make_note(f"Heron sighting number {i} by the weir.")
-    tight = context(token, q="heron weir", budget=1)
-    assert (tight["budget"], tight["items"], tight["skipped"]) == (1, [], 20)
-    assert len(context(token, q="heron weir", budget=50_000)["items"]) == 20
+    tight = operations.context(token, q="heron weir", budget=1)
+    assert (tight["query"], tight["budget"], tight["items"], tight["skipped"]) == (
+        "heron weir",
+        1,
+        [],
+        3,
+    )
+    found = operations.context(token, q="heron weir")
+    packets = operations.recall_packets(token, q="heron weir")["results"]
+    assert {i["id"]: i["score"] for i in found["items"]} == {p["id"]: p["score"] for p in packets}
+    asked = []
+    recall_packets = operations.recall_packets
+
+    def counting(token, **kw):
+        asked.append(kw["limit"])
+        return recall_packets(token, **kw)
+
+    monkeypatch.setattr(operations, "recall_packets", counting)
+    operations.context(token, q="heron weir")
+    assert asked == [20]
 
 
 def test_context_keeps_to_the_domain_asked_for(make_note) -> None:
@@ -241,3 +260,15 @@ def test_walk_back_refuses_a_ground_node_outside_the_callers_domains(make_note) 
     assert walk_back(node.pk, domains=["work"])["id"] == node.pk
     with pytest.raises(NotFound):
         walk_back(node.pk, domains=["personal"])
+
+
+def test_a_walk_step_names_the_target_it_refuses(make_note) -> None:
+    from agents.operations import walk
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("Where the walk starts.")
+    ticket = walk(token, "open", {"node_id": node.pk})["ticket"]
+    with pytest.raises(Invalid) as refused:
+        walk(token, "step", {"ticket": ticket, "direction": "origins", "target": "north"})
+    assert refused.value.message == "target must be an integer"
