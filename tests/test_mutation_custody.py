@@ -365,3 +365,51 @@ def test_the_authority_report_gives_decay_and_permanence_as_they_stand(make_note
     with pytest.raises(Invalid) as refused:
         authority_report(kept.pk, as_of="soonish")
     assert refused.value.message.startswith("as_of ")
+
+
+def test_remember_answers_with_the_written_fields_and_keeps_the_metadata(root_note) -> None:
+    from agents.operations import remember
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    status, answer = remember(
+        token,
+        {
+            "body": "The kettle descaler is under the sink.",
+            "kind": "note",
+            "jurisdiction": "home",
+            "origins": [{"id": root_note.pk}],
+            "metadata": {"room": "kitchen"},
+            "signature": "desk",
+        },
+    )
+    node = Node.objects.get(pk=answer["id"])
+    assert (status, node.metadata) == (201, {"room": "kitchen"})
+    assert answer == {
+        "id": node.pk,
+        "body_hash": node.body_hash,
+        "status": "created",
+        "jurisdiction": "home",
+        "kind": "note",
+        "domain": "personal",
+        "created_at": node.created_at,
+    }
+
+
+def test_the_agents_door_refuses_in_its_own_words(make_note) -> None:
+    from agents.operations import authority, recall_packets
+    from memory.tokens import Unauthorized, authenticate, create_token
+
+    token, secret = create_token(name="desk", domains=["personal"])
+    with pytest.raises(Invalid) as empty:
+        recall_packets(token, q=" ")
+    assert empty.value.message == "q (the query) is required"
+    work = make_note("A work note the desk token cannot see.", domain="work")
+    with pytest.raises(NotFound) as outside:
+        authority(token, work.pk)
+    assert outside.value.message == f"no node {work.pk} here"  # read's answer, word for word
+    with pytest.raises(Unauthorized) as unknown:
+        authenticate("Bearer grv_not-a-token")
+    assert unknown.value.message == "this token is unknown or revoked"
+    assert token.last_used_at is None
+    assert authenticate(f"Bearer {secret}").last_used_at is not None
