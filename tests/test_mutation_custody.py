@@ -413,3 +413,50 @@ def test_the_agents_door_refuses_in_its_own_words(make_note) -> None:
     assert unknown.value.message == "this token is unknown or revoked"
     assert token.last_used_at is None
     assert authenticate(f"Bearer {secret}").last_used_at is not None
+
+
+def test_read_returns_every_field_by_name(make_note) -> None:
+    from memory.read import read
+
+    node = make_note("The boiler manual is in the hall drawer.", source="manual.md")
+    Node.objects.filter(pk=node.pk).update(metadata={"room": "hall"})
+    body = read(node.pk, actor="agent:desk")
+    node.refresh_from_db()
+    assert body == {
+        "jurisdiction": "home",
+        "id": node.pk,
+        "trust": "unreviewed",
+        "kind": "note",
+        "body": node.body,
+        "body_hash": node.body_hash,
+        "source": "manual.md",
+        "domain": "personal",
+        "signature": "owner",
+        "metadata": {"room": "hall"},
+        "created_at": node.created_at.isoformat(),
+        "referent_time": None,
+        "event_time": node.event_time.isoformat(),
+        "access_count": 1,
+        "last_accessed_at": node.last_accessed_at.isoformat(),
+        "permanent": False,
+        "live": True,
+    }
+
+
+def test_a_read_day_is_a_utc_day_whatever_the_local_zone(make_note, settings) -> None:
+    from memory.read import access_fields
+
+    settings.TIME_ZONE = "Pacific/Kiritimati"  # UTC+14: its midnight is 10:00 UTC the day before
+    node = make_note("Read late one UTC evening, and again the next UTC morning.")
+    evening = datetime(2026, 11, 29, 20, tzinfo=UTC)
+    Node.objects.filter(pk=node.pk).update(read_days=1, last_accessed_at=evening)
+    Node.objects.filter(pk=node.pk).update(**access_fields(evening + timedelta(hours=9), "x"))
+    assert Node.objects.get(pk=node.pk).read_days == 2  # a new UTC day, though not a local one
+
+
+def test_a_bad_token_name_is_refused_in_words() -> None:
+    from memory.tokens import create_token
+
+    with pytest.raises(Invalid) as refused:
+        create_token(name="no spaces", domains=["personal"])
+    assert refused.value.message == "token name must be 1-100 letters, digits, '.', '_' or '-'"
