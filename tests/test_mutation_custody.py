@@ -454,9 +454,12 @@ def test_a_read_day_is_a_utc_day_whatever_the_local_zone(make_note, settings) ->
     assert Node.objects.get(pk=node.pk).read_days == 2  # a new UTC day, though not a local one
 
 
-def test_a_bad_token_name_is_refused_in_words() -> None:
+def test_a_bad_token_name_and_no_domain_are_refused_by_word_and_code(db) -> None:
     from memory.tokens import create_token
 
     with pytest.raises(Invalid) as refused:
         create_token(name="no spaces", domains=["personal"])
     assert refused.value.message == "token name must be 1-100 letters, digits, '.', '_' or '-'"
+    with pytest.raises(Invalid) as bare:
+        create_token(name="bare", domains=[])
+    assert bare.value.code == "no_domain"
