@@ -463,3 +463,16 @@ def test_a_bad_token_name_and_no_domain_are_refused_by_word_and_code(db) -> None
     with pytest.raises(Invalid) as bare:
         create_token(name="bare", domains=[])
     assert bare.value.code == "no_domain"
+
+
+def test_trust_breaks_a_tie_of_instants_by_the_later_event(make_note, monkeypatch) -> None:
+    from memory.trust import trust_map, with_trust
+    from review.ceremony import unseal
+
+    node = make_note("Sealed and unsealed within one tick of the clock.")
+    tick = datetime.now(UTC)
+    monkeypatch.setattr("django.utils.timezone.now", lambda: tick)
+    seal(node.pk, owner="owner")
+    unseal(node.pk, owner="owner")
+    assert trust_map([node.pk])[node.pk] == "unreviewed"
+    assert with_trust(Node.objects.filter(pk=node.pk)).get().trust == "unreviewed"
