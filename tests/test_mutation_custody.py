@@ -476,3 +476,24 @@ def test_trust_breaks_a_tie_of_instants_by_the_later_event(make_note, monkeypatc
     unseal(node.pk, owner="owner")
     assert trust_map([node.pk])[node.pk] == "unreviewed"
     assert with_trust(Node.objects.filter(pk=node.pk)).get().trust == "unreviewed"
+
+
+def test_a_revival_is_recorded_as_a_rearrival_read_by_a_bounded_actor(make_note, root_note) -> None:
+    from memory.models import Event
+    from memory.sleep.decay import let_go
+    from memory.write import write_node
+
+    node = make_note("Forgotten, then written again.")
+    let_go(node.pk, actor="owner")
+    long_actor = "agent:" + "x" * 250
+    again = write_node(
+        body=node.body,
+        kind="note",
+        jurisdiction="home",
+        signature="owner",
+        origins=[{"id": root_note.pk}],
+        actor=long_actor,
+    )
+    assert (again.status, again.node.pk) == ("revived", node.pk)
+    assert again.node.last_read_by == long_actor[:200]
+    assert Event.objects.get(node=node, kind="revived").reason == "rearrival"
