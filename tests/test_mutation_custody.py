@@ -497,3 +497,31 @@ def test_a_revival_is_recorded_as_a_rearrival_read_by_a_bounded_actor(make_note,
     assert (again.status, again.node.pk) == ("revived", node.pk)
     assert again.node.last_read_by == long_actor[:200]
     assert Event.objects.get(node=node, kind="revived").reason == "rearrival"
+
+
+def test_an_arrival_records_its_hash_and_the_token_it_came_through(root_note, counts) -> None:
+    from memory.models import Event
+    from memory.tokens import create_token
+    from memory.write import ScrollPointer, write_node
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = write_node(
+        body="Written through the desk token.",
+        kind="note",
+        jurisdiction="home",
+        signature="desk",
+        origins=[{"id": root_note.pk}],
+        token=token,
+    ).node
+    detail = Event.objects.get(node=node, kind="arrived").detail
+    assert (detail["body_hash"], detail["token"]) == (node.body_hash, "desk")
+    before = counts()
+    with pytest.raises(Invalid) as refused:  # a scroll hash the database's CHECK refuses
+        write_node(
+            body="A pair whose scroll hash is not hex.",
+            kind="pair",
+            jurisdiction="home",
+            signature="owner",
+            scroll=ScrollPointer(path="talk.jsonl", offset=0, hash="not-hex"),
+        )
+    assert refused.value.code == "constraint" and counts() == before
