@@ -525,3 +525,21 @@ def test_an_arrival_records_its_hash_and_the_token_it_came_through(root_note, co
             scroll=ScrollPointer(path="talk.jsonl", offset=0, hash="not-hex"),
         )
     assert refused.value.code == "constraint" and counts() == before
+
+
+def test_an_origin_without_an_id_is_refused_by_word_and_code(root_note) -> None:
+    from memory.write import write_node
+
+    for origin in ({"relation": "cites"}, "not a mapping"):
+        with pytest.raises(Invalid) as refused:
+            write_node(
+                body="Came from somewhere unnamed.",
+                kind="note",
+                jurisdiction="home",
+                signature="owner",
+                origins=[origin],
+            )
+        assert (refused.value.code, refused.value.message) == (
+            "bad_origin",
+            "each origin needs an id and a relation",
+        )
