@@ -543,3 +543,22 @@ def test_an_origin_without_an_id_is_refused_by_word_and_code(root_note) -> None:
             "bad_origin",
             "each origin needs an id and a relation",
         )
+
+
+def test_the_write_path_refuses_in_its_own_words(db) -> None:
+    from memory.write import write_node
+
+    base = {"body": "Words.", "kind": "note", "jurisdiction": "home", "signature": "owner"}
+    for fields, code, message in (
+        ({"domain": " "}, "bad_domain", "domain must be a non-empty label"),
+        ({"kind": "pair"}, "no_scroll", "a pair needs a scroll pointer (path, offset, hash)"),
+        ({}, "no_origin", "a note needs at least one origin: say what it came from"),
+        (
+            {"kind": "import"},
+            "no_origin",
+            "a import needs at least one origin: say what it came from (or name its source)",
+        ),
+    ):
+        with pytest.raises(Invalid) as refused:
+            write_node(**{**base, **fields})
+        assert (refused.value.code, refused.value.message) == (code, message)
