@@ -562,3 +562,20 @@ def test_the_write_path_refuses_in_its_own_words(db) -> None:
         with pytest.raises(Invalid) as refused:
             write_node(**{**base, **fields})
         assert (refused.value.code, refused.value.message) == (code, message)
+
+
+def test_an_origin_id_that_is_not_a_number_is_named_in_the_refusal(db) -> None:
+    from memory.write import write_node
+
+    with pytest.raises(Invalid) as refused:
+        write_node(
+            body="Came from node seven.",
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": "seven"}],
+        )
+    assert (refused.value.code, refused.value.message) == (
+        "bad_origin",
+        "origin id 'seven' is not a node id",
+    )
