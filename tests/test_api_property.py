@@ -104,7 +104,10 @@ def _send(agent, endpoint: str, seed: int, payload, raw: str | None):
         query = urlencode(params, encoding="utf-8", errors="surrogatepass")
         return agent.client.get(f"/api/v1/{path}?{query}", headers=agent.auth)
     path = f"nodes/{seed}/{endpoint}" if endpoint in ("propose", "extract") else endpoint
-    return agent.post(path, raw=raw if raw is not None else json.dumps(payload))
+    body = raw if raw is not None else json.dumps(payload)
+    # A raw body with a lone surrogate goes out as its (invalid) UTF-8 bytes too: the test
+    # client's own strict encoding would fail before the request left (a flaky example).
+    return agent.post(path, raw=body.encode("utf-8", errors="surrogatepass"))
 
 
 @settings(
