@@ -151,6 +151,11 @@ def _validate(
             f"body has {len(body)} characters; the limit is {settings.GROVE_MAX_BODY_CHARS}"
         )
     check_lengths(source=source, signature=signature)
+    # The actor is stored on the events and as the reader: refused past its column's width,
+    # which PostgreSQL enforces and SQLite does not (one answer on both engines).
+    actor_chars = Event._meta.get_field("actor").max_length or 0
+    if actor is not None and (not isinstance(actor, str) or len(actor) > actor_chars):
+        raise Invalid(f"actor must be text of at most {actor_chars} characters", code="bad_actor")
     kind = _choice(kind, Kind, "kind")
     jurisdiction = _choice(jurisdiction, Jurisdiction, "jurisdiction")
     if not isinstance(signature, str) or not signature.strip():
@@ -325,7 +330,7 @@ def _known(request: _Request) -> WriteResult | None:
         decayed_at=None,
         access_count=F("access_count") + 1,
         last_accessed_at=timezone.now(),
-        last_read_by=request.actor[:200],
+        last_read_by=request.actor,
     )
     audit.record(
         EventKind.REVIVED,

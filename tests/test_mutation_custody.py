@@ -478,25 +478,45 @@ def test_trust_breaks_a_tie_of_instants_by_the_later_event(make_note, monkeypatc
     assert with_trust(Node.objects.filter(pk=node.pk)).get().trust == "unreviewed"
 
 
-def test_a_revival_is_recorded_as_a_rearrival_read_by_a_bounded_actor(make_note, root_note) -> None:
+def test_a_revival_is_recorded_as_a_rearrival_read_by_its_actor(make_note, root_note) -> None:
     from memory.models import Event
     from memory.sleep.decay import let_go
     from memory.write import write_node
 
     node = make_note("Forgotten, then written again.")
     let_go(node.pk, actor="owner")
-    long_actor = "agent:" + "x" * 250
+    widest = "agent:" + "x" * 194  # the actor column's full width, 200
     again = write_node(
         body=node.body,
         kind="note",
         jurisdiction="home",
         signature="owner",
         origins=[{"id": root_note.pk}],
-        actor=long_actor,
+        actor=widest,
     )
     assert (again.status, again.node.pk) == ("revived", node.pk)
-    assert again.node.last_read_by == long_actor[:200]
+    assert again.node.last_read_by == widest
     assert Event.objects.get(node=node, kind="revived").reason == "rearrival"
+
+
+def test_an_actor_wider_than_its_column_is_refused_and_nothing_stored(
+    make_note, root_note, counts
+) -> None:
+    from memory.errors import Invalid
+    from memory.write import write_node
+
+    before = counts()
+    with pytest.raises(Invalid) as refused:
+        write_node(
+            body="A note from an actor with a very long name.",
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": root_note.pk}],
+            actor="agent:" + "x" * 195,
+        )
+    assert refused.value.code == "bad_actor"
+    assert counts() == before
 
 
 def test_an_arrival_records_its_hash_and_the_token_it_came_through(root_note, counts) -> None:
