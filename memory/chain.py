@@ -126,6 +126,33 @@ def event_digest(
     reading SQLite), which the round trip through canonical() would give back unchanged."""
     if not canonical_already:
         snapshot, detail = canonical(snapshot or {}), canonical(detail or {})
+    return _digest(
+        prev,
+        at,
+        kind,
+        node_id,
+        actor,
+        reason,
+        related_node_id,
+        _ENCODE(snapshot or {}),
+        _ENCODE(detail or {}),
+        token_id,
+    )
+
+
+def _digest(
+    prev: str,
+    at: datetime | str,
+    kind: str,
+    node_id: int | None,
+    actor: str,
+    reason: str,
+    related_node_id: int | None,
+    snapshot_text: str,
+    detail_text: str,
+    token_id: int | None,
+) -> str:
+    """The digest of one event whose snapshot and detail are already canonical JSON text."""
     return _sha(
         _content(
             _ENCODE(prev),
@@ -135,8 +162,8 @@ def event_digest(
             _ENCODE(actor),
             _ENCODE(reason),
             _id_text(related_node_id),
-            _ENCODE(snapshot or {}),
-            _ENCODE(detail or {}),
+            snapshot_text,
+            detail_text,
             _id_text(token_id),
         )
     )
@@ -229,20 +256,7 @@ def _as_stored(row: tuple, prev: str) -> str | None:
         return None
     if '": ' in snapshot or '": ' in detail:
         return None
-    digest = _sha(
-        _content(
-            _ENCODE(prev),
-            _ENCODE(_instant(at)),
-            _ENCODE(str(kind)),
-            _id_text(node_id),
-            _ENCODE(actor),
-            _ENCODE(reason),
-            _id_text(related),
-            snapshot,
-            detail,
-            _id_text(token_id),
-        )
-    )
+    digest = _digest(prev, at, kind, node_id, actor, reason, related, snapshot, detail, token_id)
     return digest if digest == stored else None
 
 
