@@ -106,7 +106,39 @@ def _api_writes(n_nodes: int, *, with_sleep: bool) -> tuple[str, list[str]]:
     )
     port = _free_port()
     env = _env(db)
-    server = subprocess.Popen(
+    server = _start_waitress(port, env)
+    notes: list[str] = []
+    sleep_err, sleep_ok, overlap = "", True, "-"
+    try:
+        _wait_listening(port, server)
+        sleeper = _start_sleep(env) if with_sleep else None
+        acked, errors, took, sleep_done_at = _write_together(port, secret, origin, sleeper)
+        if sleeper is not None:
+            _, sleep_err = sleeper.communicate(timeout=1800)
+            sleep_ok = sleeper.returncode == 0
+            overlap = (
+                "whole window"
+                if sleep_done_at is None
+                else f"first {sleep_done_at:.0f} s (+1 s before)"
+            )
+    finally:
+        server.terminate()
+        _, server_err = server.communicate(timeout=30)
+    locked, lost = _nothing_locked_nothing_lost(db, acked, [*errors, server_err, sleep_err])
+    total = CLIENTS * WRITES_PER_CLIENT
+    if errors:
+        notes.append(f"{len(errors)} refused writes at {n_nodes:,}: {errors[:3]}")
+    if not sleep_ok:
+        notes.append(f"sleep at {n_nodes:,} failed: {sleep_err.strip().splitlines()[-1:]}")
+    row = (
+        f"| {n_nodes:,} | {'full sleep running' if with_sleep else 'idle'} | {overlap} | "
+        f"{len(acked)}/{total} | {took:.1f} s | **{len(acked) / took:.0f}** | {locked} | {lost} |"
+    )
+    return row, notes
+
+
+def _start_waitress(port: int, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -121,69 +153,59 @@ def _api_writes(n_nodes: int, *, with_sleep: bool) -> tuple[str, list[str]]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    notes: list[str] = []
-    sleep_err, sleep_ok, overlap = "", True, "-"
-    try:
-        _wait_listening(port, server)
-        sleeper = None
-        if with_sleep:
-            sleeper = subprocess.Popen(
-                [sys.executable, "manage.py", "sleep"],
-                cwd=settings.BASE_DIR,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            time.sleep(1.0)  # let the sleep claim its run and start its first step
-        acked: list[int] = []
-        errors: list[str] = []
-        threads = [
-            threading.Thread(
-                target=_client, args=(port, secret, origin, WRITES_PER_CLIENT, c, acked, errors)
-            )
-            for c in range(CLIENTS)
-        ]
-        started = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        sleep_done_at = None
-        while any(thread.is_alive() for thread in threads):
-            if sleeper is not None and sleep_done_at is None and sleeper.poll() is not None:
-                sleep_done_at = time.perf_counter() - started
-            time.sleep(0.05)
-        took = time.perf_counter() - started
-        if sleeper is not None:
-            _, sleep_err = sleeper.communicate(timeout=1800)
-            sleep_ok = sleeper.returncode == 0
-            overlap = (
-                "whole window"
-                if sleep_done_at is None
-                else f"first {sleep_done_at:.0f} s (+1 s before)"
-            )
-    finally:
-        server.terminate()
-        _, server_err = server.communicate(timeout=30)
+
+
+def _start_sleep(env: dict[str, str]) -> subprocess.Popen:
+    sleeper = subprocess.Popen(
+        [sys.executable, "manage.py", "sleep"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.0)  # let the sleep claim its run and start its first step
+    return sleeper
+
+
+def _write_together(
+    port: int, secret: str, origin: int, sleeper: subprocess.Popen | None
+) -> tuple[list[int], list[str], float, float | None]:
+    """CLIENTS threads writing at once: (acked ids, errors, seconds taken, seconds into the
+    window when the sleep finished, None when it ran past the window or there is none)."""
+    acked: list[int] = []
+    errors: list[str] = []
+    threads = [
+        threading.Thread(
+            target=_client, args=(port, secret, origin, WRITES_PER_CLIENT, c, acked, errors)
+        )
+        for c in range(CLIENTS)
+    ]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    sleep_done_at = None
+    while any(thread.is_alive() for thread in threads):
+        if sleeper is not None and sleep_done_at is None and sleeper.poll() is not None:
+            sleep_done_at = time.perf_counter() - started
+        time.sleep(0.05)
+    return acked, errors, time.perf_counter() - started, sleep_done_at
+
+
+def _nothing_locked_nothing_lost(db: Path, acked: list[int], texts: list[str]) -> tuple[int, int]:
+    """(locked, lost), after asserting both are 0: no "database is locked" in any response or
+    process output, and every acknowledged write is in the file."""
     present = {
         row[0]
         for row in sqlite3.connect(db).execute(
             f"SELECT id FROM memory_node WHERE id IN ({','.join(map(str, acked)) or '0'})"
         )
     }
-    locked = sum("database is locked" in text for text in [*errors, server_err, sleep_err])
+    locked = sum("database is locked" in text for text in texts)
     lost = len(set(acked) - present)
     assert locked == 0, "a 'database is locked' error surfaced"
     assert lost == 0, f"{lost} acknowledged writes are missing"
-    total = CLIENTS * WRITES_PER_CLIENT
-    if errors:
-        notes.append(f"{len(errors)} refused writes at {n_nodes:,}: {errors[:3]}")
-    if not sleep_ok:
-        notes.append(f"sleep at {n_nodes:,} failed: {sleep_err.strip().splitlines()[-1:]}")
-    row = (
-        f"| {n_nodes:,} | {'full sleep running' if with_sleep else 'idle'} | {overlap} | "
-        f"{len(acked)}/{total} | {took:.1f} s | **{len(acked) / took:.0f}** | {locked} | {lost} |"
-    )
-    return row, notes
+    return locked, lost
 
 
 def make_vault(root: Path, n_notes: int, *, seed: int = 3) -> None:

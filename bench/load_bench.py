@@ -130,38 +130,9 @@ def _recall_p50(port: int, secret: str) -> float:
 
 
 def _load(engine: str, env: dict[str, str]) -> str:
-    token = (
-        "from memory.tokens import create_token\n"
-        "print(create_token(name='load', domains=['personal'])[1])"
-    )
-    secret = _django(env, token).splitlines()[-1]
-    origin = int(
-        _django(
-            env,
-            "from memory.models import Node\n"
-            "print(Node.objects.filter(domain='personal').order_by('id').values_list('id', "
-            "flat=True).first())",
-        )
-    )
+    secret, origin = _token_and_origin(env)
     port = _free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "serve",
-            "--workers",
-            "2",
-            "--no-worker",
-            "--port",
-            str(port),
-        ],
-        cwd=settings.BASE_DIR,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    server = _start_serve(port, env)
     try:
         _wait_listening(port, server)
         sleeper = subprocess.Popen(
@@ -173,17 +144,7 @@ def _load(engine: str, env: dict[str, str]) -> str:
             text=True,
         )
         time.sleep(1.0)  # the sleep claims its run and starts its first step
-        out: dict[str, list] = {"acked": [], "errors": [], "latency": []}
-        threads = [
-            threading.Thread(target=_writer, args=(port, secret, origin, w, out))
-            for w in range(WRITERS)
-        ]
-        started = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        took = time.perf_counter() - started
+        out, took = _write_all(port, secret, origin)
         sleep_running_at_end = sleeper.poll() is None
         _, sleep_err = sleeper.communicate(timeout=3600)
         recall_ms = _recall_p50(port, secret)
@@ -209,6 +170,61 @@ def _load(engine: str, env: dict[str, str]) -> str:
         f"**{len(acked) / took:.0f}** | {statistics.median(latency) * 1000:.0f} ms | "
         f"{p99 * 1000:.0f} ms | {len(out['errors'])} | {lost} | {recall_ms:.0f} ms |"
     )
+
+
+def _token_and_origin(env: dict[str, str]) -> tuple[str, int]:
+    """A fresh agent token's secret and the first personal node (the writes' origin)."""
+    token = (
+        "from memory.tokens import create_token\n"
+        "print(create_token(name='load', domains=['personal'])[1])"
+    )
+    secret = _django(env, token).splitlines()[-1]
+    origin = int(
+        _django(
+            env,
+            "from memory.models import Node\n"
+            "print(Node.objects.filter(domain='personal').order_by('id').values_list('id', "
+            "flat=True).first())",
+        )
+    )
+    return secret, origin
+
+
+def _start_serve(port: int, env: dict[str, str]) -> subprocess.Popen:
+    # Its own session: the whole serve (both web processes) is stopped with one killpg.
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "serve",
+            "--workers",
+            "2",
+            "--no-worker",
+            "--port",
+            str(port),
+        ],
+        cwd=settings.BASE_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _write_all(port: int, secret: str, origin: int) -> tuple[dict[str, list], float]:
+    """WRITERS threads writing at once: their acked ids, errors and latencies, and the seconds."""
+    out: dict[str, list] = {"acked": [], "errors": [], "latency": []}
+    threads = [
+        threading.Thread(target=_writer, args=(port, secret, origin, w, out))
+        for w in range(WRITERS)
+    ]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return out, time.perf_counter() - started
 
 
 def run(sizes: list[int]) -> str:

@@ -52,31 +52,13 @@ def _graph(size: int) -> Path:
 
 
 def speed(size: int) -> dict[str, float]:
-    from memory.embed import embed_missing, get_embedder
     from memory.read import read
-    from memory.recall import query_terms, recall, vector_matrix
-    from memory.vector_index import current, sync_index
-    from memory.walk import around, open_walk, step
+    from memory.recall import query_terms, recall
 
     path = _graph(size)
     rng = random.Random(11)
     with use_database(path):
-        started = time.perf_counter()
-        embed_missing(batch=2000)
-        embed_s = time.perf_counter() - started
-        with connection.cursor() as cursor:
-            # Embedding is sleep's work; folding its WAL back is not a cost of recall.
-            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        embedder = get_embedder()
-        started = time.perf_counter()
-        index = sync_index(model=embedder.name, dim=embedder.dim)  # sleep's work, timed apart
-        index_s = time.perf_counter() - started
-        started = time.perf_counter()
-        index = current(model=embedder.name, dim=embedder.dim)
-        if index is not None:
-            index.search(embedder.embed(["warm"])[0], _everything(), 1)  # its int8 lists
-        vector_matrix(after_id=index.last_vector_id if index else 0)
-        cache_s = time.perf_counter() - started
+        embed_s, index_s, cache_s = _embed_and_load()
         with connection.cursor() as cursor:
             cursor.execute("SELECT id, body FROM memory_node ORDER BY random() LIMIT 300")
             sample = cursor.fetchall()
@@ -96,16 +78,7 @@ def speed(size: int) -> dict[str, float]:
             t = time.perf_counter()
             read(node_id)
             read_ms.append((time.perf_counter() - t) * 1000)
-        step_ms = []
-        for node_id, _ in sample[:100]:
-            token = open_walk(node_id, holder="bench")
-            routes = around(token, holder="bench")["routes"]
-            if not routes:
-                continue
-            route = routes[0]
-            t = time.perf_counter()
-            step(token, holder="bench", direction=route["direction"], target=route["target"])
-            step_ms.append((time.perf_counter() - t) * 1000)
+        step_ms = _step_times([node_id for node_id, _ in sample[:100]])
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "embed_s": embed_s,
@@ -117,6 +90,49 @@ def speed(size: int) -> dict[str, float]:
         "step": statistics.median(step_ms) if step_ms else float("nan"),
         "peak_mb": peak_mb,
     }
+
+
+def _embed_and_load() -> tuple[float, float, float]:
+    """Seconds to embed every node and to build the vector index (sleep's work, timed apart),
+    then to load the index or the matrix a recall searches."""
+    from memory.embed import embed_missing, get_embedder
+    from memory.recall import vector_matrix
+    from memory.vector_index import current, sync_index
+
+    started = time.perf_counter()
+    embed_missing(batch=2000)
+    embed_s = time.perf_counter() - started
+    with connection.cursor() as cursor:
+        # Embedding is sleep's work; folding its WAL back is not a cost of recall.
+        cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    embedder = get_embedder()
+    started = time.perf_counter()
+    index = sync_index(model=embedder.name, dim=embedder.dim)  # sleep's work, timed apart
+    index_s = time.perf_counter() - started
+    started = time.perf_counter()
+    index = current(model=embedder.name, dim=embedder.dim)
+    if index is not None:
+        index.search(embedder.embed(["warm"])[0], _everything(), 1)  # its int8 lists
+    vector_matrix(after_id=index.last_vector_id if index else 0)
+    cache_s = time.perf_counter() - started
+    return embed_s, index_s, cache_s
+
+
+def _step_times(node_ids: list[int]) -> list[float]:
+    """Milliseconds of one walk step from each node that has a route (opening is not timed)."""
+    from memory.walk import around, open_walk, step
+
+    step_ms = []
+    for node_id in node_ids:
+        token = open_walk(node_id, holder="bench")
+        routes = around(token, holder="bench")["routes"]
+        if not routes:
+            continue
+        route = routes[0]
+        t = time.perf_counter()
+        step(token, holder="bench", direction=route["direction"], target=route["target"])
+        step_ms.append((time.perf_counter() - t) * 1000)
+    return step_ms
 
 
 def run(sizes: list[int]) -> str:

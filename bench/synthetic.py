@@ -81,70 +81,12 @@ def build_graph(path: Path, n_nodes: int, *, seed: int = 1, now: datetime | None
     now = now or datetime.now(UTC)
     with use_database(path):
         call_command("migrate", verbosity=0)
-    rng = random.Random(seed)
-    vocab = _vocabulary(random.Random(WORDS_SEED))
+    node_rows, edge_rows = _graph_rows(
+        random.Random(seed), _vocabulary(random.Random(WORDS_SEED)), n_nodes, now
+    )
     db = sqlite3.connect(path)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=OFF")
-    node_rows, edge_rows = [], []
-    current_import = None
-    span = 730 * 86400
-    for i in range(1, n_nodes + 1):
-        created = now - timedelta(seconds=span * (1 - i / n_nodes))
-        if i == 1 or rng.random() < 1 / 200:
-            kind, jurisdiction, source = "import", "wild", f"notes/file-{i}.md"
-            current_import = i
-        else:
-            kind = rng.choice(["note", "note", "note", "journal", "inference", "hearsay"])
-            jurisdiction = "home" if kind in ("note", "journal", "inference") else "wild"
-            source = ""
-        body = " ".join(sentence(rng, vocab, rng.randint(6, 18)) for _ in range(rng.randint(1, 3)))
-        body = f"{body} #{i}"
-        referent = (
-            (created - timedelta(days=rng.randint(0, 400))).isoformat(" ")
-            if (rng.random() < 0.33)
-            else None
-        )
-        node_rows.append(
-            (
-                i,
-                body,
-                hashlib.sha256(body.encode()).hexdigest(),
-                content_key_of(body),
-                jurisdiction,
-                kind,
-                DOMAINS[i % len(DOMAINS)] if rng.random() < 0.3 else "personal",
-                "bench",
-                source,
-                "{}",
-                created.isoformat(" "),
-                referent,
-                "",
-                None,
-                "",
-                rng.choice([0, 0, 0, 0, 1, 2, 3, 5, 8]),
-                None,
-                0,
-                None,
-                None,
-            )
-        )
-        if kind != "import":
-            edge_rows.append(
-                (i, current_import, "derived_from", 1.0, created.isoformat(" "), "bench")
-            )
-            if i > 10 and rng.random() < 0.5:
-                target = rng.randint(max(1, i - 500), i - 1)
-                edge_rows.append(
-                    (
-                        i,
-                        target,
-                        rng.choice(["cites", "responds_to"]),
-                        1.0,
-                        created.isoformat(" "),
-                        "bench",
-                    )
-                )
     with db:
         db.executemany(
             """INSERT INTO memory_node (id, body, body_hash, content_key, jurisdiction, kind,
@@ -168,6 +110,85 @@ def build_graph(path: Path, n_nodes: int, *, seed: int = 1, now: datetime | None
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.execute("ANALYZE")
     db.close()
+
+
+def _graph_rows(
+    rng: random.Random, vocab: list[str], n_nodes: int, now: datetime
+) -> tuple[list[tuple], list[tuple]]:
+    """The node rows and edge rows of the graph, drawn from `rng` in node order (the draws'
+    order is the graph: keep it, or the same seed builds another graph)."""
+    node_rows, edge_rows = [], []
+    current_import = None
+    span = 730 * 86400
+    for i in range(1, n_nodes + 1):
+        created = now - timedelta(seconds=span * (1 - i / n_nodes))
+        if i == 1 or rng.random() < 1 / 200:
+            kind, jurisdiction, source = "import", "wild", f"notes/file-{i}.md"
+            current_import = i
+        else:
+            kind = rng.choice(["note", "note", "note", "journal", "inference", "hearsay"])
+            jurisdiction = "home" if kind in ("note", "journal", "inference") else "wild"
+            source = ""
+        body = " ".join(sentence(rng, vocab, rng.randint(6, 18)) for _ in range(rng.randint(1, 3)))
+        body = f"{body} #{i}"
+        referent = (
+            (created - timedelta(days=rng.randint(0, 400))).isoformat(" ")
+            if (rng.random() < 0.33)
+            else None
+        )
+        node_rows.append(_node_row(rng, i, body, kind, jurisdiction, source, created, referent))
+        if kind != "import":
+            edge_rows.append(
+                (i, current_import, "derived_from", 1.0, created.isoformat(" "), "bench")
+            )
+            if i > 10 and rng.random() < 0.5:
+                target = rng.randint(max(1, i - 500), i - 1)
+                edge_rows.append(
+                    (
+                        i,
+                        target,
+                        rng.choice(["cites", "responds_to"]),
+                        1.0,
+                        created.isoformat(" "),
+                        "bench",
+                    )
+                )
+    return node_rows, edge_rows
+
+
+def _node_row(
+    rng: random.Random,
+    i: int,
+    body: str,
+    kind: str,
+    jurisdiction: str,
+    source: str,
+    created: datetime,
+    referent: str | None,
+) -> tuple:
+    """One memory_node row, in the INSERT's column order; draws its domain, then its reads."""
+    return (
+        i,
+        body,
+        hashlib.sha256(body.encode()).hexdigest(),
+        content_key_of(body),
+        jurisdiction,
+        kind,
+        DOMAINS[i % len(DOMAINS)] if rng.random() < 0.3 else "personal",
+        "bench",
+        source,
+        "{}",
+        created.isoformat(" "),
+        referent,
+        "",
+        None,
+        "",
+        rng.choice([0, 0, 0, 0, 1, 2, 3, 5, 8]),
+        None,
+        0,
+        None,
+        None,
+    )
 
 
 def _arrivals(node_rows: list[tuple]) -> list[tuple]:

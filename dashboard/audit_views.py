@@ -16,7 +16,7 @@ from dashboard.auditlog import (
     sealed_ids,
 )
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
-from memory.chain import last_checkpoint
+from memory.chain_verify import last_checkpoint
 from memory.errors import Invalid
 from memory.models import DecayReason, Event, EventKind, Node
 from memory.reasons import REASON_WORDS

@@ -103,6 +103,19 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         return render(request, "dashboard/node.html", context, status=400)
     if as_of is not None and node.created_at > as_of:
         return render(request, "dashboard/node.html", {**context, "absent": True}, status=404)
+    context.update(_shown(node, trust_now, as_of=as_of, show_decayed=show_decayed, params=params))
+    return render(request, "dashboard/node.html", context)
+
+
+def _shown(
+    node: Node,
+    trust_now: str,
+    *,
+    as_of: datetime | None,
+    show_decayed: bool,
+    params: dict[str, str],
+) -> dict[str, Any]:
+    """What the node page shows of a node the owner may see, as of `as_of` (None: now)."""
     trust = trust_map([node.pk], as_of=as_of)[node.pk] if as_of else trust_now
     live = node.pk in live_at([node.pk], as_of=as_of)
     holding = held_by(node.pk) if as_of is None and node.is_live else None
@@ -113,7 +126,7 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         report = {"error": error.message}
     hood = neighbourhood(node.pk, as_of=as_of, show_decayed=show_decayed)
     decays = [e for e in shown if e.kind == EventKind.DECAYED and e.node_id == node.pk]
-    context.update(
+    return dict(
         decay_event=decays[-1] if decays else None,
         trust=trust,
         live=live,
@@ -135,7 +148,6 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         near_questions=open_questions_near([node.pk]) if as_of is None else [],
         entities=mentions_of([node.pk]).get(node.pk, []),
     )
-    return render(request, "dashboard/node.html", context)
 
 
 @require_POST

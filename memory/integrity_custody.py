@@ -97,7 +97,7 @@ def scrolls_disagree_with_pairs(*, after: int = 0) -> list[str]:
 def hash_chain(*, full: bool | None = False) -> list[str]:
     """The audit log's hash chain, from the last checkpoint (or the start); names the first
     entry that breaks (memory/chain.py)."""
-    from memory.chain import verify_from_checkpoint
+    from memory.chain_verify import verify_from_checkpoint
 
     report = verify_from_checkpoint(full=full)
     return [] if report.ok else [report.broken or "the chain is broken"]
@@ -105,6 +105,6 @@ def hash_chain(*, full: bool | None = False) -> list[str]:
 
 def chain_anchors() -> list[str]:
     """Every checkpoint anchored outside the database is still carried by its event."""
-    from memory.chain import anchors_disagree
+    from memory.chain_verify import anchors_disagree
 
     return anchors_disagree()

@@ -9,8 +9,8 @@ permanence, trust, vectors owed) over everything, as they are indexed or small. 
 violations records no verified point, so the next one looks again from the last clean one.
 
 Everything is checked from the start when the chain's weekly full verification is due (the one
-clock for both, chain.full_due: no full checkpoint in the last seven days), when no clean run
-recorded marks yet, and on demand (`manage.py integrity` always runs in full). What the weekly
+clock for both, chain_verify.full_due: no full checkpoint in the last seven days), when no clean
+run recorded marks yet, and on demand (`manage.py integrity` always runs in full). What the weekly
 run alone can see: an old row edited in place behind the triggers, a row whose id is below a
 mark but committed after it was taken (PostgreSQL sequences), FTS5's whole-index comparison.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from django.db import connection
 
-from memory.chain import full_due
+from memory.chain_verify import full_due
 from memory.integrity import CheckResult, run_checks
 from memory.models import SleepRun
 

@@ -40,6 +40,9 @@ FTS_POSTINGS_BUDGET = 10_000
 # The word list is ranked unjoined, this many per wanted candidate, then filtered by visibility;
 # when fewer than wanted pass, it is ranked again joined to the nodes (exact either way).
 UNJOINED_FETCH = 4
+# Document counts per (database, term), least recently used first. Bounded because a long-lived
+# process meets ever new query words; 20,000 entries is about 5 MB, far past a working set.
+DF_CACHE_SIZE = 20_000
 _df_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
@@ -82,6 +85,7 @@ def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
             cached = _df_cache.get((db, term))
             if cached is not None and cached[1] * 1.1 >= total:
                 found[term] = cached[0]
+                _remember((db, term), cached)
                 continue
             # Counting stops past the threshold: only "is it common?" matters, and a common
             # term's full posting list is exactly what this avoids reading.
@@ -94,8 +98,17 @@ def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
                     [match_expression([term]), _count_cap(total)],
                 )
                 found[term] = cursor.fetchone()[0]
-            _df_cache[(db, term)] = (found[term], total)
+            _remember((db, term), (found[term], total))
     return found, total
+
+
+def _remember(key: tuple[str, str], counts: tuple[int, int]) -> None:
+    """Store (or refresh) a count as the most recently used; drop the least recent past the bound.
+    A plain dict keeps insertion order, so its first key is the least recently used."""
+    _df_cache.pop(key, None)
+    _df_cache[key] = counts
+    while len(_df_cache) > DF_CACHE_SIZE:
+        del _df_cache[next(iter(_df_cache))]
 
 
 def _scorable(terms: Sequence[str], df: dict[str, int], total: int) -> list[str]:

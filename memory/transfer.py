@@ -162,7 +162,7 @@ def _reset_sequences() -> None:
 
 
 def _verify(header: dict[str, Any]) -> None:
-    from memory.chain import verify
+    from memory.chain_verify import verify
     from memory.integrity import body_hash_mismatch, nodes_disagree_with_arrival
 
     problems = []

@@ -17,8 +17,8 @@ from memory.chain import (
     canonical_text,
     digest_of_row,
     event_rows,
-    verify,
 )
+from memory.chain_verify import verify
 from memory.integrity import run_checks
 from memory.models import Event, Node
 

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
 from memory import audit
-from memory.chain import verify, verify_from_checkpoint
+from memory.chain_verify import verify, verify_from_checkpoint
 from memory.integrity import run_checks
 from memory.models import ChainCheckpoint, Edge, Event, Node
 from memory.scroll import commit_turn, scroll_dir

@@ -91,3 +91,18 @@ def test_visible_hits_past_the_first_lookups_are_kept_in_order(make_note, counts
     only_personal = Visibility.of(domains=["personal"], scope="both", as_of=None)
     found = [i for i, _ in lexical.fts_candidates(["meadow"], only_personal, 2)]
     assert found == [i for i in best if i in {n.pk for n in personal}][:2]
+
+
+def test_the_count_cache_stays_bounded_and_its_counts_hold(make_note, counts, monkeypatch):
+    make_note("A kestrel hovers over the meadow.")
+    make_note("The meadow grass grows tall.")
+    words = ["meadow", "kestrel", "grass", "absentword"]
+    unbounded = lexical.document_frequencies(words)
+    assert unbounded[0]["meadow"] == 2 and len(lexical._df_cache) == 4
+    monkeypatch.setattr(lexical, "_df_cache", {})
+    monkeypatch.setattr(lexical, "DF_CACHE_SIZE", 2)
+    assert lexical.document_frequencies(words) == unbounded
+    assert lexical.document_frequencies(words) == unbounded  # the dropped ones counted again
+    assert [term for _, term in lexical._df_cache] == ["grass", "absentword"]
+    lexical.document_frequencies(["grass"])  # a hit makes it the most recently used
+    assert [term for _, term in lexical._df_cache] == ["absentword", "grass"]

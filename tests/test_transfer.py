@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
 
-from memory.chain import verify
+from memory.chain_verify import verify
 from memory.models import Node
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -36,20 +36,7 @@ class Command(BaseCommand):
         # Settings are already loaded by manage.py: the project's WSGI app without importing it.
         application = get_wsgi_application()
 
-        worker = None
-        if not no_worker:
-            # Its own session: a terminal's Ctrl-C reaches only us, and we stop the worker once.
-            # (Signalled twice, the cluster's main process can exit before its children.)
-            # It holds the read end of a pipe only we can close: if we die, even by SIGKILL,
-            # it reads EOF and stops (manage.py worker), so a restart never runs two clusters.
-            lifeline, ours = os.pipe()
-            worker = subprocess.Popen(
-                [sys.executable, "manage.py", "worker", "--parent-fd", str(lifeline)],
-                start_new_session=True,
-                pass_fds=(lifeline,),
-            )
-            os.close(lifeline)
-            self._lifeline = ours  # held open for as long as this process lives
+        worker = None if no_worker else self._start_worker()
         host = settings.GROVE_HOST
         self.stdout.write(
             f"Grove on http://{host}:{port}/  ({workers} web process(es), worker pid "
@@ -83,13 +70,32 @@ class Command(BaseCommand):
             pass
         finally:
             if worker is not None:
-                worker.send_signal(signal.SIGINT)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    worker.wait(timeout=15)
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(worker.pid, signal.SIGKILL)  # whatever of the cluster is left
-                worker.wait()
+                _stop_worker(worker)
             self.stdout.write("Grove stopped.")
+
+    def _start_worker(self) -> subprocess.Popen:
+        # Its own session: a terminal's Ctrl-C reaches only us, and we stop the worker once.
+        # (Signalled twice, the cluster's main process can exit before its children.)
+        # It holds the read end of a pipe only we can close: if we die, even by SIGKILL,
+        # it reads EOF and stops (manage.py worker), so a restart never runs two clusters.
+        lifeline, ours = os.pipe()
+        worker = subprocess.Popen(
+            [sys.executable, "manage.py", "worker", "--parent-fd", str(lifeline)],
+            start_new_session=True,
+            pass_fds=(lifeline,),
+        )
+        os.close(lifeline)
+        self._lifeline = ours  # held open for as long as this process lives
+        return worker
+
+
+def _stop_worker(worker: subprocess.Popen) -> None:
+    worker.send_signal(signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        worker.wait(timeout=15)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(worker.pid, signal.SIGKILL)  # whatever of the cluster is left
+    worker.wait()
 
 
 def _serve_processes(application, host: str, port: int, count: int) -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.chain import last_checkpoint
+from memory.chain_verify import last_checkpoint
 from memory.integrity import run_checks
 
 
