@@ -1,0 +1,95 @@
+"""The audit log's indexes, cheaper to write (docs/bench/sleep.md, round 4): sleep's decay step
+appends one event per node it collects, tens of thousands a night, and each index is a write.
+
+- The index on node_id alone goes: (node_id, kind), memory_event_node_kind, serves every lookup
+  by node.
+- related_node_id and token_id are indexed only where set: sleep's, importers' and the owner's
+  events carry neither, and every NULL entry was still written. A lookup by either (= or IN)
+  implies NOT NULL, so both engines use the partial indexes for it.
+
+Indexes only, by name (the same on SQLite and PostgreSQL): no table is rebuilt, so SQLite keeps
+the log's triggers (Django's AlterField would remake the table without them).
+"""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+# Django's names for the foreign keys' own indexes (0001, 0005): a hash of table and column.
+_FK_INDEXES = {
+    "memory_event_node_id_5d735367": "node_id",
+    "memory_event_related_node_id_32c358c8": "related_node_id",
+    "memory_event_token_id_b755cba1": "token_id",
+}
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("memory", "0015_last_read_by"),
+    ]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AlterField(
+                    model_name="event",
+                    name="node",
+                    field=models.ForeignKey(
+                        db_constraint=False,
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="events",
+                        to="memory.node",
+                    ),
+                ),
+                migrations.AlterField(
+                    model_name="event",
+                    name="related_node",
+                    field=models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="related_events",
+                        to="memory.node",
+                    ),
+                ),
+                migrations.AlterField(
+                    model_name="event",
+                    name="token",
+                    field=models.ForeignKey(
+                        blank=True,
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="memory.apitoken",
+                    ),
+                ),
+            ],
+            database_operations=[
+                migrations.RunSQL(
+                    f"DROP INDEX IF EXISTS {name}",
+                    f"CREATE INDEX IF NOT EXISTS {name} ON memory_event ({column})",
+                )
+                for name, column in _FK_INDEXES.items()
+            ],
+        ),
+        migrations.AddIndex(
+            model_name="event",
+            index=models.Index(
+                condition=models.Q(("related_node__isnull", False)),
+                fields=["related_node"],
+                name="memory_event_related",
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="event",
+            index=models.Index(
+                condition=models.Q(("token__isnull", False)),
+                fields=["token"],
+                name="memory_event_token",
+            ),
+        ),
+    ]
