@@ -7,9 +7,17 @@ appends one event per node it collects, tens of thousands a night, and each inde
   events carry neither, and every NULL entry was still written. A lookup by either (= or IN)
   implies NOT NULL, so both engines use the partial indexes for it.
 
-Indexes only, by name (the same on SQLite and PostgreSQL): no table is rebuilt, so SQLite keeps
-the log's triggers (Django's AlterField would remake the table without them).
+Indexes by name (the same on SQLite and PostgreSQL): no table is rebuilt, so SQLite keeps the
+log's triggers (Django's AlterField would remake the table without them).
+
+On SQLite, memory_node_immutable becomes BEFORE UPDATE OF its columns (the list 0005 gave it):
+an UPDATE that sets none of them cannot change them, and the decay sweep's UPDATE of decayed_at
+no longer runs the trigger's 15 comparisons per row. Same condition, same message; any UPDATE
+naming one of the columns (ON CONFLICT DO UPDATE included) still meets it. PostgreSQL's twin
+(0013) is unchanged.
 """
+
+from importlib import import_module
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -20,6 +28,27 @@ _FK_INDEXES = {
     "memory_event_related_node_id_32c358c8": "related_node_id",
     "memory_event_token_id_b755cba1": "token_id",
 }
+
+
+def _immutable(*, update_of: bool) -> str:
+    custody = import_module("memory.migrations.0005_custody")
+    (sql,) = [t for t in custody.TRIGGERS if "TRIGGER memory_node_immutable" in t]
+    if not update_of:
+        return sql
+    columns = ", ".join(custody.IMMUTABLE_NODE_COLUMNS)
+    of = sql.replace("BEFORE UPDATE ON memory_node", f"BEFORE UPDATE OF {columns} ON memory_node")
+    assert of != sql
+    return of
+
+
+def _swap_immutable(update_of: bool):
+    def run(apps, schema_editor) -> None:
+        if schema_editor.connection.vendor != "sqlite":
+            return
+        schema_editor.execute("DROP TRIGGER IF EXISTS memory_node_immutable")
+        schema_editor.execute(_immutable(update_of=update_of))
+
+    return run
 
 
 class Migration(migrations.Migration):
@@ -92,4 +121,5 @@ class Migration(migrations.Migration):
                 name="memory_event_token",
             ),
         ),
+        migrations.RunPython(_swap_immutable(True), _swap_immutable(False)),
     ]
