@@ -8,7 +8,7 @@ link in the hash chain (memory/chain.py), computed from the tail read under the 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
@@ -49,7 +49,9 @@ def _instant(value: datetime | str | None) -> str | None:
         return None
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
-    return (value.replace(tzinfo=UTC) if value.tzinfo is None else value).isoformat()
+    if value.tzinfo is None:  # UTC's isoformat is the naive one and its offset, without a copy
+        return f"{value.isoformat()}+00:00"
+    return value.isoformat()
 
 
 # The columns snapshot_texts_from_rows reads, after the node id: a caller that has just changed

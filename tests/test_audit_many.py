@@ -148,3 +148,12 @@ def test_events_split_over_several_inserts_keep_their_chain_order(make_note, mon
     events = Event.objects.filter(kind="decayed").order_by("id")
     assert [e.node_id for e in events] == [n.pk for n in nodes]
     assert verify().ok
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.datetimes(timezones=st.none()))
+def test_a_naive_instant_is_spelled_as_its_utc_twin(value):
+    """SQLite's naive UTC instants are spelled without building the aware copy (audit._instant):
+    the same text as the aware instant gives."""
+    assert audit._instant(value) == value.replace(tzinfo=UTC).isoformat()
+    assert audit._instant(value.isoformat(sep=" ")) == value.replace(tzinfo=UTC).isoformat()

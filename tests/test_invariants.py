@@ -37,6 +37,12 @@ def note(make_note) -> Node:
         ("source", "'forged.md'"),
         ("created_at", "'2001-01-01 00:00:00'"),
         ("referent_time", "'2001-01-01 00:00:00'"),
+        # The trigger fires for an UPDATE OF these columns (0016): each must be in its list.
+        ("id", "id + 100000"),
+        ("scroll_path", "'forged.jsonl'"),
+        ("scroll_offset", "7"),
+        ("scroll_hash", "'" + "0" * 64 + "'"),
+        ("token_id", "999999"),
     ],
 )
 def test_it_refuses_updating_an_immutable_node_column(note, column, value):

@@ -17,6 +17,9 @@ RELEASED = {
     "0007_referent_time_index",
     "0008_trigram",
     "0013_postgres",
+    "0014_entities",
+    "0015_last_read_by",
+    "0016_event_partial_indexes",
 }
 
 

@@ -18,11 +18,13 @@ class Event(models.Model):
 
     at = models.DateTimeField(default=timezone.now, db_index=True)
     kind = models.CharField(max_length=24, choices=EventKind.choices)
-    # No FK constraint: the log must outlive whatever it describes.
+    # No FK constraint: the log must outlive whatever it describes. No index of its own: the
+    # (node, kind) index serves every lookup by node (migration 0016).
     node = models.ForeignKey(
         Node,
         on_delete=models.DO_NOTHING,
         db_constraint=False,
+        db_index=False,
         null=True,
         related_name="events",
     )
@@ -32,6 +34,7 @@ class Event(models.Model):
         Node,
         on_delete=models.DO_NOTHING,
         db_constraint=False,
+        db_index=False,  # indexed where set (Meta): most events relate to no other node
         null=True,
         blank=True,
         related_name="related_events",
@@ -40,7 +43,12 @@ class Event(models.Model):
     detail = models.JSONField(default=dict, blank=True)
     # The agent token the act came through (None: the owner, sleep, an importer).
     token = models.ForeignKey(
-        "ApiToken", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+        "ApiToken",
+        on_delete=models.PROTECT,
+        db_index=False,  # indexed where set (Meta)
+        null=True,
+        blank=True,
+        related_name="+",
     )
     # The hash chain (memory/chain.py): sha256 of this event's canonical content and the previous
     # event's chain_hash. Nullable only so the column can be added in place; every row has one.
@@ -50,6 +58,16 @@ class Event(models.Model):
         indexes = [
             models.Index(fields=["node", "kind"], name="memory_event_node_kind"),
             models.Index(fields=["kind", "at"], name="memory_event_kind_at"),
+            # Partial: sleep writes tens of thousands of events a night with neither set, and
+            # each NULL entry was an index write (docs/bench/sleep.md, round 4).
+            models.Index(
+                fields=["related_node"],
+                condition=Q(related_node__isnull=False),
+                name="memory_event_related",
+            ),
+            models.Index(
+                fields=["token"], condition=Q(token__isnull=False), name="memory_event_token"
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -16,7 +16,8 @@ node and everything it holds that had decayed, and a restore is the owner's keep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -45,6 +46,28 @@ HELD_BY_REVIVED = "held_by_revived"  # the same words arrived again (memory/writ
 _SPARING = ", ".join(
     f"'{k.value}'" for k in (*CEREMONY_EVENT_KINDS, EventKind.KEPT, EventKind.RESTORED)
 )
+
+
+@contextmanager
+def _sweep_memory() -> Iterator[None]:
+    """On SQLite, the sweep's temporary storage in memory, for the sweep only: each batch's
+    multi-row UPDATE and INSERTs keep a statement journal (the pages they change, to undo a
+    statement a trigger refuses) and the UPDATE's RETURNING rows in temporary files once past
+    64 KiB, and writing and rereading them cost ~4 us a node at 100k (docs/bench/sleep.md,
+    round 4). Bounded by a batch: a few MB. The connection's own setting is put back. SQLite
+    refuses the change inside a transaction: a caller's transaction keeps its setting."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA temp_store")
+        before = int(cursor.fetchone()[0])
+        cursor.execute("PRAGMA temp_store = MEMORY")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA temp_store = {before}")
 
 
 def _min_age(days: float | None) -> float:
@@ -104,13 +127,14 @@ def decay(
     result = {"count": 0, "candidates": len(found.candidates), "unreachable": len(found.garbage)}
     if dry_run:
         return {**result, "count": len(order)}
-    for start in range(0, len(order), BATCH):
-        done = _sweep(
-            order[start : start + BATCH], cutoff=cutoff, since=since, edge_mark=found.edge_mark
-        )
-        result["count"] += len(done)
-        if beat:
-            beat(**result)
+    with _sweep_memory():
+        for start in range(0, len(order), BATCH):
+            done = _sweep(
+                order[start : start + BATCH], cutoff=cutoff, since=since, edge_mark=found.edge_mark
+            )
+            result["count"] += len(done)
+            if beat:
+                beat(**result)
     return result
 
 
