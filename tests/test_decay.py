@@ -346,6 +346,7 @@ def test_the_sweep_rechecks_under_the_lock(make_note, lone):
         cutoff=timezone.now() - timedelta(days=14),
         since=timezone.now(),
         edge_mark=found.edge_mark,
+        edges=found.edges,
     )
     assert done == [] and not is_decayed(node) and not is_decayed(held)
 
@@ -430,7 +431,9 @@ def test_the_sweep_spares_a_node_the_owner_restored_since_the_mark(lone):
     restore(node.pk, actor="owner")
     cutoff = timezone.now() - timedelta(days=14)
     since = timezone.now() - timedelta(minutes=1)
-    done = _sweep([node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark)
+    done = _sweep(
+        [node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
+    )
     assert done == [] and not is_decayed(node)
 
 
@@ -491,5 +494,32 @@ def test_a_sparing_event_without_a_node_does_not_stop_the_sweep(lone):
         )
     assert Event.objects.filter(kind="kept", node__isnull=True).exists()
     cutoff = timezone.now() - timedelta(days=14)
-    done = _sweep([node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark)
+    done = _sweep(
+        [node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
+    )
     assert done == [node.pk] and is_decayed(node)
+
+
+@pytest.mark.parametrize("batch", [5000, 1])  # the holder in the same batch, or an earlier one
+def test_a_holder_read_between_mark_and_sweep_keeps_what_it_holds(
+    make_note, lone, monkeypatch, batch
+):
+    """The sweep spares a node read since the mark; what that node holds stays live with it, or
+    a live node would hold a decayed one."""
+    from memory.sleep import decay as decay_module
+    from memory.sleep import reach
+
+    p, k, g = chain(make_note, lone)
+    real_mark = reach.mark
+
+    def mark_then_read(cutoff):
+        found = real_mark(cutoff)
+        assert {p.pk, k.pk, g.pk} <= set(found.garbage.tolist())  # all three unreachable
+        read(k.pk, actor="agent:scout")
+        return found
+
+    monkeypatch.setattr(reach, "mark", mark_then_read)
+    monkeypatch.setattr(decay_module, "BATCH", batch)
+    assert decay()["count"] == 1
+    assert is_decayed(g)
+    assert not is_decayed(k) and not is_decayed(p)

@@ -74,26 +74,44 @@ def _min_age(days: float | None) -> float:
     return settings.GROVE_DECAY_MIN_AGE_DAYS if days is None else days
 
 
-def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int) -> list[int]:
+def _held_by(spared: set[int], edges: tuple[np.ndarray, np.ndarray]) -> set[int]:
+    """The spared nodes and everything they hold through the mark's holding edges."""
+    src, dst = edges
+    seen = set(spared)
+    frontier = np.fromiter(spared, dtype=np.int64, count=len(spared))
+    while len(frontier) and len(src):
+        reached = np.unique(dst[np.isin(src, frontier)]).tolist()
+        fresh = [n for n in reached if n not in seen]
+        seen.update(fresh)
+        frontier = np.array(fresh, dtype=np.int64)
+    return seen
+
+
+def _sweep(
+    ids: list[int],
+    *,
+    cutoff: datetime,
+    since: datetime,
+    edge_mark: int,
+    edges: tuple[np.ndarray, np.ndarray],
+) -> list[int]:
     """Flag one batch and write its events in one transaction (BEGIN IMMEDIATE holds the write
-    lock): a node read, kept, restored, rooted or newly held since the mark is spared. The
-    UPDATE returns each flagged row as it now is: that is its event's snapshot."""
+    lock): a node read, kept, restored, rooted or newly held since the mark is spared, and so is
+    what it holds (`edges`, the mark's), or a live node would hold a decayed one. The UPDATE
+    returns each flagged row as it now is: that is its event's snapshot."""
     now = timezone.now()
-    marks = ",".join(["%s"] * len(ids))
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""UPDATE memory_node SET decayed_at = %s WHERE id IN ({marks})
-                    AND decayed_at IS NULL AND permanent = FALSE AND access_count = 0
-                    AND created_at <= %s
-                    AND id NOT IN (SELECT node_id FROM memory_event  -- NOT IN fails on a NULL
-                        WHERE kind IN ({_SPARING}) AND at > %s AND node_id IS NOT NULL)
-                    AND id NOT IN (SELECT to_node_id FROM memory_edge
-                        WHERE id > %s AND kind IN ({reach.HOLDING_SQL}))
-                    RETURNING id, {audit.SNAPSHOT_COLUMNS}""",
-                [db_time(now), *ids, db_time(cutoff), db_time(since), edge_mark],
-            )
-            snapshots = audit.snapshot_texts_from_rows(cursor.fetchall())
+        # Nothing is spared in the usual batch: flag, and undo only if a spared node holds some.
+        point = transaction.savepoint()
+        snapshots = _flag(ids, now=now, cutoff=cutoff, since=since, edge_mark=edge_mark)
+        spared = set(ids).difference(snapshots)
+        held = _held_by(spared, edges).intersection(snapshots) if spared else set()
+        if held:
+            transaction.savepoint_rollback(point)
+            rest = [i for i in ids if i not in held]
+            snapshots = _flag(rest, now=now, cutoff=cutoff, since=since, edge_mark=edge_mark)
+        else:
+            transaction.savepoint_commit(point)
         done = sorted(snapshots)
         audit.record_many(
             EventKind.DECAYED,
@@ -104,6 +122,28 @@ def _sweep(ids: list[int], *, cutoff: datetime, since: datetime, edge_mark: int)
             snapshot_texts=snapshots,
         )
     return done
+
+
+def _flag(
+    ids: list[int], *, now: datetime, cutoff: datetime, since: datetime, edge_mark: int
+) -> dict[int, str]:
+    """Set decayed_at on those of `ids` still unprotected; their snapshot texts by id."""
+    if not ids:
+        return {}
+    marks = ",".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""UPDATE memory_node SET decayed_at = %s WHERE id IN ({marks})
+                    AND decayed_at IS NULL AND permanent = FALSE AND access_count = 0
+                    AND created_at <= %s
+                    AND id NOT IN (SELECT node_id FROM memory_event  -- NOT IN fails on a NULL
+                        WHERE kind IN ({_SPARING}) AND at > %s AND node_id IS NOT NULL)
+                    AND id NOT IN (SELECT to_node_id FROM memory_edge
+                        WHERE id > %s AND kind IN ({reach.HOLDING_SQL}))
+                    RETURNING id, {audit.SNAPSHOT_COLUMNS}""",
+            [db_time(now), *ids, db_time(cutoff), db_time(since), edge_mark],
+        )
+        return audit.snapshot_texts_from_rows(cursor.fetchall())
 
 
 def decay(
@@ -127,11 +167,15 @@ def decay(
     result = {"count": 0, "candidates": len(found.candidates), "unreachable": len(found.garbage)}
     if dry_run:
         return {**result, "count": len(order)}
+    kept: set[int] = set()  # spared since the mark, and what they hold
     with _sweep_memory():
         for start in range(0, len(order), BATCH):
+            batch = [i for i in order[start : start + BATCH] if i not in kept]
             done = _sweep(
-                order[start : start + BATCH], cutoff=cutoff, since=since, edge_mark=found.edge_mark
+                batch, cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
             )
+            if len(done) < len(batch):  # holders come first: what a spared one holds may follow
+                kept |= _held_by(set(batch).difference(done), found.edges)
             result["count"] += len(done)
             if beat:
                 beat(**result)
