@@ -28,7 +28,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from memory import gather
+from memory import gather, rerank
 from memory.clocks import recency_weight
 from memory.dates import date_candidates
 from memory.entities import shared as _entity_neighbours
@@ -133,12 +133,12 @@ def rank(
     substring_hits = trigram_candidates(query, vis, FTS_CANDIDATES)
     scores: dict[int, float] = {}
     named = _names(terms, word_hits, vis, include_superseded) if w.names < 1 else []
+    unnamed: list[tuple[int, float]] = []
     if named:
         # The query names a speaker: words without the name rank at full weight, with it at
         # WEIGHTS.names (the signer boost still reads the name).
-        _add(
-            scores, fts_candidates([t for t in terms if t not in named], vis, FTS_CANDIDATES), w.fts
-        )
+        unnamed = fts_candidates([t for t in terms if t not in named], vis, FTS_CANDIDATES)
+        _add(scores, unnamed, w.fts)
         _add(scores, word_hits, w.fts * w.names)
     else:
         _add(scores, word_hits, w.fts)
@@ -169,6 +169,13 @@ def rank(
         scores[node_id] *= recency_weight(_event_time(row["when"]), now=now) * boost
     # Ties go to the older node (lower id), whatever order the rows came back in.
     ordered = sorted(rows, key=lambda i: (-scores[i], i))
+    if len(ordered) > 1 and rerank.wanted():
+        signals = rerank.Signals(
+            words=dict(word_hits), unnamed=dict(unnamed), vector=dict(vector_hits),
+            date=dict(dated), via=via, signer=boosted, named=bool(named),
+            bodies={i: r["body"] for i, r in rows.items()}, parents=_parents(ordered),
+        )  # fmt: skip
+        ordered = rerank.reorder(ordered, scores, signals)
     chosen = _choose(ordered, scores, limit)
     lists = {
         "words": dict(word_hits),

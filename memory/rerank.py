@@ -1,0 +1,230 @@
+"""Reranking: recall's last ordering step, a linear model over cheap signals of each of the
+POOL best candidates (memory.rank), learned from questions whose evidence is known.
+
+The signals are what ranking already knows about a candidate (its fused score and place, the
+lists it came from, the edge that brought it, whether its signer is named, its length, and how
+it sits beside the best hits: same parent, turns away); nothing is read for them but the
+candidates' parents. The model is a logistic regression whose coefficients are a file
+(MODEL_PATH, plain JSON: feature names, scaling, coefficients); the bench fits it
+(`python -m bench.locomo_rerank --fit`) on the LoCoMo dev questions, which makes its
+coefficients tunables chosen on dev, like memory.rank.Weights (docs/recall.md says so and how
+the held-out figure keeps it honest). Without a usable file (missing, unreadable, features that
+are not these) recall keeps the fused order and a warning says why, never a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+MODEL_PATH = Path(__file__).resolve().parent / "rerank.json"
+# The best hits a candidate is placed against (session_top, near_top).
+TOP = 10
+NEAR = 3
+FEATURES = (
+    "score",  # fused score (after recency and the signer boost) over the pool's best
+    "reciprocal",  # 1 / (1 + place in the fused order)
+    "words",  # the word list's score over its best (0 when not in it)
+    "unnamed",  # the word list without a named speaker, over its best
+    "vector",  # cosine, when in the vector list
+    "date",  # in the date list
+    "neighbour",  # reached over one peer edge from a seed
+    "further",  # reached two or more replies away
+    "signer",  # its signer is named in the query
+    "other_speaker",  # the query names a speaker, and this node's signer is someone else
+    "length",  # the body's characters, up to the excerpt's 240, over 240
+    "asks",  # the body (its excerpt) ends with a question mark: it asks more than it tells
+    "tells",  # first-person words (I, my, we...) per word of the excerpt: it tells of its signer
+    "early",  # 1 / (1 + ids after its parent's): a session's or file's first nodes carry news
+    "session_top",  # share of the fused top TOP sharing this node's parent
+    "near_top",  # 1 / (1 + id distance to the nearest of the top NEAR in the same parent)
+)
+
+
+class ModelRefused(ValueError):
+    """The reranker's file cannot be used (unreadable, or not for these features)."""
+
+
+@dataclass
+class Signals:
+    """What rank knows about its pool, by node id."""
+
+    words: dict[int, float] = field(default_factory=dict)
+    unnamed: dict[int, float] = field(default_factory=dict)
+    vector: dict[int, float] = field(default_factory=dict)
+    date: dict[int, float] = field(default_factory=dict)
+    via: dict[int, tuple[int, str]] = field(default_factory=dict)
+    signer: set[int] = field(default_factory=set)
+    named: bool = False
+    bodies: dict[int, str] = field(default_factory=dict)  # the excerpts rank read
+    parents: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Model:
+    mean: np.ndarray
+    scale: np.ndarray
+    coefficients: np.ndarray
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        return ((x - self.mean) / self.scale) @ self.coefficients
+
+
+def _norm(hits: dict[int, float]) -> dict[int, float]:
+    top = max(hits.values(), default=0.0)
+    return {i: v / top for i, v in hits.items()} if top > 0 else {}
+
+
+_WORD = re.compile(r"\w+")
+_FIRST_PERSON = frozenset(["i", "me", "my", "mine", "we", "us", "our", "ours", "im", "ive"])
+
+
+def _first_person(body: str) -> float:
+    words = _WORD.findall(body.casefold().replace("'", ""))
+    return sum(w in _FIRST_PERSON for w in words) / len(words) if words else 0.0
+
+
+def features(ordered: Sequence[int], scores: dict[int, float], s: Signals) -> np.ndarray:
+    """One row of FEATURES per node of `ordered` (the fused order, best first)."""
+    x = np.zeros((len(ordered), len(FEATURES)), dtype=np.float64)
+    if not ordered:
+        return x
+    best = scores[ordered[0]] or 1.0
+    words, unnamed = _norm(s.words), _norm(s.unnamed)
+    top_parents: dict[int, int] = {}
+    for i in ordered[:TOP]:
+        if (p := s.parents.get(i)) is not None:
+            top_parents[p] = top_parents.get(p, 0) + 1
+    near: dict[int, list[int]] = {}
+    for i in ordered[:NEAR]:
+        if (p := s.parents.get(i)) is not None:
+            near.setdefault(p, []).append(i)
+    for row, i in enumerate(ordered):
+        how = s.via.get(i, (0, ""))[1]
+        parent = s.parents.get(i)
+        others = [j for j in near.get(parent, ()) if j != i] if parent is not None else []
+        distance = min((abs(i - j) for j in others), default=None)
+        x[row] = (
+            scores[i] / best,
+            1.0 / (1 + row),
+            words.get(i, 0.0),
+            unnamed.get(i, 0.0),
+            s.vector.get(i, 0.0),
+            1.0 if i in s.date else 0.0,
+            1.0 if how and "turns" not in how else 0.0,
+            1.0 if "turns" in how else 0.0,
+            1.0 if i in s.signer else 0.0,
+            1.0 if s.named and i not in s.signer else 0.0,
+            min(len(body := s.bodies.get(i, "")), 240) / 240,
+            1.0 if body.rstrip().endswith("?") else 0.0,
+            _first_person(body),
+            1.0 / (1 + max(i - parent, 0)) if parent is not None else 0.0,
+            top_parents.get(parent, 0) / TOP if parent is not None else 0.0,
+            1.0 / (1 + distance) if distance is not None else 0.0,
+        )
+    return x
+
+
+# --- the model in use ----------------------------------------------------------------------
+
+_lock = threading.Lock()
+_state: dict[str, Any] = {"loaded": False, "model": None}
+_override: list[Model | None] = []
+_observers: list[Callable[[list[int], np.ndarray], None]] = []
+
+
+def load(path: Path | None = None) -> Model:
+    """The model in `path` (MODEL_PATH); ModelRefused (with the reason) if it cannot be used."""
+    path = path or MODEL_PATH
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        names = list(data["features"])
+        mean, scale, coef = (
+            np.asarray(data[k], dtype=np.float64) for k in ("mean", "scale", "coefficients")
+        )
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # bad JSON, a missing key, a non-number: one answer
+        raise ModelRefused(f"unreadable ({type(exc).__name__}: {exc})") from None
+    if names != list(FEATURES):
+        raise ModelRefused(f"fitted on features {names}, recall computes {list(FEATURES)}")
+    n = len(FEATURES)
+    if not (mean.shape == scale.shape == coef.shape == (n,)):
+        raise ModelRefused(f"expected {n} numbers each in mean, scale and coefficients")
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(coef)) and np.all(scale > 0)):
+        raise ModelRefused("non-finite numbers, or a scale that is not positive")
+    return Model(mean=mean, scale=scale, coefficients=coef)
+
+
+def current() -> Model | None:
+    """The model recall uses: an override (the bench, tests), else the file, loaded once per
+    process; None (the fused order) when it is missing or refused."""
+    if _override:
+        return _override[-1]
+    with _lock:
+        if not _state["loaded"]:
+            _state["loaded"] = True
+            try:
+                _state["model"] = load(MODEL_PATH)
+            except (ModelRefused, FileNotFoundError) as exc:
+                logger.warning(
+                    "reranker %s refused: %s; recall keeps the fused order", MODEL_PATH, exc
+                )
+        return _state["model"]
+
+
+def forget() -> None:
+    """Load the file again on next use (tests)."""
+    with _lock:
+        _state["loaded"], _state["model"] = False, None
+
+
+@contextlib.contextmanager
+def using(model: Model | None) -> Iterator[None]:
+    """Rerank with `model` (None: the fused order) for the duration."""
+    _override.append(model)
+    try:
+        yield
+    finally:
+        _override.pop()
+
+
+@contextlib.contextmanager
+def observing(observer: Callable[[list[int], np.ndarray], None]) -> Iterator[None]:
+    """Call `observer(ordered, features)` for every pool ranked (the bench's fitting)."""
+    _observers.append(observer)
+    try:
+        yield
+    finally:
+        _observers.remove(observer)
+
+
+def wanted() -> bool:
+    """Whether rank should compute the signals (a model or an observer wants them)."""
+    return bool(_observers) or current() is not None
+
+
+def reorder(ordered: list[int], scores: dict[int, float], signals: Signals) -> list[int]:
+    """`ordered` by the model's score (ties: the fused order); unchanged without a model."""
+    model = current()
+    if len(ordered) <= 1 or (model is None and not _observers):
+        return ordered
+    x = features(ordered, scores, signals)
+    for observer in _observers:
+        observer(list(ordered), x)
+    if model is None:
+        return ordered
+    score = model.score(x)
+    places = sorted(range(len(ordered)), key=lambda r: (-score[r], r))
+    return [ordered[r] for r in places]
