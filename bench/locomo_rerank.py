@@ -141,19 +141,16 @@ def reranked_held_out(
 def write_model(model: Any, note: str) -> None:
     from memory.rerank import FEATURES, MODEL_PATH
 
-    MODEL_PATH.write_text(
-        json.dumps(
-            {
-                "features": list(FEATURES),
-                "mean": [round(float(v), 6) for v in model.mean],
-                "scale": [round(float(v), 6) for v in model.scale],
-                "coefficients": [round(float(v), 6) for v in model.coefficients],
-                "fitted": note,
-            },
-            indent=1,
-        )
-        + "\n"
-    )
+    data = {
+        "features": list(FEATURES),
+        "mean": [round(float(v), 6) for v in model.mean],
+        "scale": [round(float(v), 6) for v in model.scale],
+        "coefficients": [round(float(v), 6) for v in model.coefficients],
+        "fitted": note,
+    }
+    # One line a key: a refit shows as a diff of numbers.
+    lines = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items()]
+    MODEL_PATH.write_text("{\n" + ",\n".join(lines) + "\n}\n")
 
 
 def main() -> None:

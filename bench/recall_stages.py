@@ -28,6 +28,8 @@ STAGES = [
     ("memory.rank", "_lawful"),
     ("memory.rank", "_expand"),
     ("memory.recall", "preview_rows"),
+    ("memory.rank", "_parents"),
+    ("memory.rerank", "reorder"),
 ]
 
 
@@ -51,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, required=True)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--fused", action="store_true", help="without the reranker")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
     import django
@@ -61,7 +64,11 @@ def main() -> None:
     from django.db import connection
 
     from bench.synthetic import bench_dir, use_database
+    from memory import rerank
     from memory.recall import query_terms, recall
+
+    if args.fused:
+        rerank._override.append(None)  # the fused order for the whole run
 
     stages: dict[str, list[float]] = defaultdict(list)
     for module, name in STAGES:
