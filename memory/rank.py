@@ -132,7 +132,8 @@ def rank(
     # Substrings in scripts without spaces count as words (same weight, own normalisation).
     substring_hits = trigram_candidates(query, vis, FTS_CANDIDATES)
     scores: dict[int, float] = {}
-    named = _names(terms, word_hits, vis, include_superseded) if w.names < 1 else []
+    read: dict[int, dict[str, Any]] = {}  # preview rows already read (by _names)
+    named = _names(terms, word_hits, vis, include_superseded, read) if w.names < 1 else []
     unnamed: list[tuple[int, float]] = []
     if named:
         # The query names a speaker: words without the name rank at full weight, with it at
@@ -157,7 +158,8 @@ def rank(
     via = _expand(seeds, scores, trusts, vis, include_superseded)
     through = _entity_expand(seeds, scores, trusts, vis, include_superseded) if w.entity else {}
     ordered = sorted(scores, key=scores.__getitem__, reverse=True)[: max(limit * 3, POOL)]
-    rows = preview_rows(ordered)
+    rows = {i: read[i] for i in ordered if i in read}
+    rows.update(preview_rows([i for i in ordered if i not in read]))
     now = vis.as_of or timezone.now()
     term_set = set(terms)
     boosted = set()
@@ -205,16 +207,21 @@ def rank(
 
 
 def _names(
-    terms: list[str], hits: Sequence[tuple[int, float]], vis: Visibility, include_superseded: bool
+    terms: list[str],
+    hits: Sequence[tuple[int, float]],
+    vis: Visibility,
+    include_superseded: bool,
+    read: dict[int, dict[str, Any]],
 ) -> list[str]:
     """Query words naming a signer of one of the word list's lawful best hits, when some
     other word is left to search. Lawfulness is asked only of hits whose signer is named (most
-    queries name none, and pay one read of 20 rows)."""
+    queries name none, and pay one read of 20 rows, kept in `read` for rank's pool)."""
     from memory.recall import preview_rows
 
     if len(terms) < 2 or not hits:
         return []
     rows = preview_rows([i for i, _ in hits[:20]])
+    read.update(rows)
     signed = {i: r["signature"] for i, r in rows.items()}
     naming = [i for i, sig in signed.items() if gather.speakers_named(terms, [sig])]
     if not naming:
