@@ -177,7 +177,7 @@ def main() -> None:
     path, qs = prepare_locomo()
     samples = list(dict.fromkeys(q["sample"] for q in qs))
     with use_database(path), memoised():
-        shipped = {}
+        shipped = json.loads(os.environ.get("GROVE_RERANK_SETTING", "{}"))  # a trial setting
         fused = per_question(qs, grove_recall) if "--check" in sys.argv else None
         pool_list = pools(qs, shipped)
     if os.environ.get("GROVE_RERANK_DUMP"):  # experiments on the pools outside the bench
