@@ -9,7 +9,8 @@ candidates' parents. The model is a logistic regression whose coefficients are a
 (`python -m bench.locomo_rerank --fit`) on the LoCoMo dev questions, which makes its
 coefficients tunables chosen on dev, like memory.rank.Weights (docs/recall.md says so and how
 the held-out figure keeps it honest). Without a usable file (missing, unreadable, features that
-are not these) recall keeps the fused order and a warning says why, never a crash.
+are not these) recall keeps the fused order and a warning says why, never a crash; so it does
+with the setting GROVE_RERANK off.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +184,8 @@ def current() -> Model | None:
     process; None (the fused order) when it is missing or refused."""
     if _override:
         return _override[-1]
+    if not settings.GROVE_RERANK:
+        return None
     with _lock:
         if not _state["loaded"]:
             _state["loaded"] = True

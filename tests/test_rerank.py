@@ -119,3 +119,15 @@ def test_without_a_usable_model_recall_keeps_the_fused_order(
         assert "recall keeps the fused order" in caplog.text
         caplog.clear()
     rerank.forget()
+
+
+def test_the_setting_turns_the_reranker_off(make_note, settings) -> None:
+    make_note("The heron nests by the mill.")
+    make_note("Did the heron nest by the mill?")
+    rerank.forget()
+    assert rerank.current() is not None  # the shipped file is in use
+    settings.GROVE_RERANK = False
+    assert rerank.current() is None and not rerank.wanted()
+    with rerank.using(None):
+        fused = [p["id"] for p in recall("heron mill")]
+    assert [p["id"] for p in recall("heron mill")] == fused
