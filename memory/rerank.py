@@ -16,11 +16,13 @@ with the setting GROVE_RERANK off.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -82,70 +84,92 @@ class Model:
         return ((x - self.mean) / self.scale) @ self.coefficients
 
 
-def _norm(hits: dict[int, float]) -> dict[int, float]:
-    top = max(hits.values(), default=0.0)
-    return {i: v / top for i, v in hits.items()} if top > 0 else {}
-
-
 # First-person words, counted by substring on the casefolded excerpt with its commas, stops and
 # exclamation marks made spaces: a proxy (" i i " counts once) at a quarter of a tokenizer's cost.
 _FIRST_PERSON = (" i ", " i'", " me ", " my ", " we ", " we'", " us ", " our ")
 
 
+@functools.lru_cache(maxsize=8192)
 def _first_person(body: str) -> float:
-    """First-person words per word (spaces) of `body`."""
+    """First-person words per word (spaces) of `body`. Cached by the excerpt: it was half the
+    features' cost, and the same nodes come back across queries (56% of a 10k bench's pools)."""
     text = " " + body.casefold().replace(",", " ").replace(".", " ").replace("!", " ") + " "
     return sum(map(text.count, _FIRST_PERSON)) / text.count(" ")
 
 
-def _column(ordered: Sequence[int], values: dict[int, float]) -> np.ndarray:
-    get = values.get
-    return np.array([get(i, 0.0) for i in ordered], dtype=np.float64)
+def signals(
+    rows: dict[int, dict[str, Any]],
+    *,
+    words: Sequence[tuple[int, float]],
+    unnamed: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    date: Sequence[tuple[int, float]],
+    via: dict[int, tuple[int, str]],
+    signer: set[int],
+    named: bool,
+) -> Signals:
+    """Signals from rank's lists and its pool's preview rows (read with their parents)."""
+    return Signals(
+        words=dict(words), unnamed=dict(unnamed), vector=dict(vector), date=dict(date), via=via,
+        signer=signer, named=named, bodies={i: r["body"] for i, r in rows.items()},
+        parents={i: r["parent"] for i, r in rows.items() if r.get("parent") is not None},
+    )  # fmt: skip
+
+
+def _column(ordered: Sequence[int], values: dict[int, float], n: int) -> np.ndarray:
+    return np.fromiter(map(values.get, ordered, repeat(0.0)), dtype=np.float64, count=n)
+
+
+def _share(ordered: Sequence[int], hits: dict[int, float], n: int) -> np.ndarray:
+    """Each node's score in `hits` over the best (0 when absent, or when none is positive)."""
+    top = max(hits.values(), default=0.0)
+    return _column(ordered, hits, n) / top if top > 0 else np.zeros(n)
+
+
+def _member(ordered: Sequence[int], among: Any, n: int) -> np.ndarray:
+    return np.fromiter(map(among.__contains__, ordered), dtype=np.float64, count=n)
 
 
 def features(ordered: Sequence[int], scores: dict[int, float], s: Signals) -> np.ndarray:
     """One row of FEATURES per node of `ordered` (the fused order, best first), built a column
-    at a time (a Python row per candidate cost a tenth of a 10k recall)."""
+    at a time into one array (a Python row per candidate cost a tenth of a 10k recall;
+    tests/test_rerank.py holds them equal to a row-at-a-time reference)."""
     n = len(ordered)
+    x = np.empty((n, len(FEATURES)), dtype=np.float64)
     if not n:
-        return np.zeros((0, len(FEATURES)), dtype=np.float64)
-    ids = np.array(ordered, dtype=np.int64)
-    score = _column(ordered, scores)
-    parent = np.array([s.parents.get(i, -1) for i in ordered], dtype=np.int64)
+        return x
+    ids = np.fromiter(ordered, dtype=np.int64, count=n)
+    score = _column(ordered, scores, n)
+    parent = np.fromiter(map(s.parents.get, ordered, repeat(-1)), dtype=np.int64, count=n)
     has_parent = parent >= 0
     # Place beside the best hits: the top TOP's parents, the nearest of the top NEAR by id.
     top = parent[:TOP][has_parent[:TOP]]
-    session_top = (parent[:, None] == top[None, :]).sum(axis=1) / TOP * has_parent
-    near = np.full(n, np.inf)
-    for r in range(min(NEAR, n)):
-        if has_parent[r]:
-            same = (parent == parent[r]) & (np.arange(n) != r)
-            near = np.where(same, np.minimum(near, np.abs(ids - ids[r])), near)
-    how = [s.via.get(i, (0, ""))[1] for i in ordered]
-    further = np.array(["turns" in h for h in how], dtype=np.float64)
-    reached = np.array([bool(h) for h in how], dtype=np.float64)
-    signer = np.array([i in s.signer for i in ordered], dtype=np.float64)
-    bodies = [s.bodies.get(i, "") for i in ordered]
-    words, unnamed = _column(ordered, _norm(s.words)), _column(ordered, _norm(s.unnamed))
-    columns = (
-        score / (score[0] or 1.0),
-        1.0 / (1 + np.arange(n)),
-        words,
-        unnamed,
-        _column(ordered, s.vector),
-        np.array([i in s.date for i in ordered], dtype=np.float64),
-        reached - further,
-        further,
-        signer,
-        (1.0 - signer) if s.named else np.zeros(n),
-        np.minimum(np.array([len(b) for b in bodies], dtype=np.float64), 240) / 240,
-        np.array([b.rstrip().endswith("?") for b in bodies], dtype=np.float64),
-        np.array([_first_person(b) for b in bodies], dtype=np.float64),
-        np.where(has_parent, 1.0 / (1 + np.maximum(ids - parent, 0)), 0.0),
-        session_top,
-        np.where(np.isfinite(near), 1.0 / (1 + near), 0.0),
-    )
-    return np.column_stack(columns)
+    k = min(NEAR, n)
+    same = (parent[:, None] == parent[None, :k]) & has_parent[None, :k]
+    same[np.arange(k), np.arange(k)] = False
+    near = np.where(same, np.abs(ids[:, None] - ids[None, :k]), np.inf).min(axis=1)
+    via = s.via
+    how = [via[i][1] if i in via else "" for i in ordered]
+    further = np.fromiter(("turns" in h for h in how), dtype=np.float64, count=n)
+    signer = _member(ordered, s.signer, n)
+    bodies = list(map(s.bodies.get, ordered, repeat("")))
+    x[:, 0] = score / (score[0] or 1.0)
+    x[:, 1] = 1.0 / (1 + np.arange(n))
+    x[:, 2] = _share(ordered, s.words, n)
+    x[:, 3] = _share(ordered, s.unnamed, n)
+    x[:, 4] = _column(ordered, s.vector, n)
+    x[:, 5] = _member(ordered, s.date, n)
+    x[:, 6] = np.fromiter(map(bool, how), dtype=np.float64, count=n) - further
+    x[:, 7] = further
+    x[:, 8] = signer
+    x[:, 9] = (1.0 - signer) if s.named else 0.0
+    x[:, 10] = np.minimum(np.fromiter(map(len, bodies), dtype=np.float64, count=n), 240) / 240
+    x[:, 11] = np.fromiter((b.rstrip().endswith("?") for b in bodies), dtype=np.float64, count=n)
+    x[:, 12] = np.fromiter(map(_first_person, bodies), dtype=np.float64, count=n)
+    x[:, 13] = np.where(has_parent, 1.0 / (1 + np.maximum(ids - parent, 0)), 0.0)
+    x[:, 14] = (parent[:, None] == top[None, :]).sum(axis=1) / TOP * has_parent
+    x[:, 15] = np.where(np.isfinite(near), 1.0 / (1 + near), 0.0)
+    return x
 
 
 # --- the model in use ----------------------------------------------------------------------

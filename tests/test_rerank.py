@@ -131,3 +131,117 @@ def test_the_setting_turns_the_reranker_off(make_note, settings) -> None:
     with rerank.using(None):
         fused = [p["id"] for p in recall("heron mill")]
     assert [p["id"] for p in recall("heron mill")] == fused
+
+
+def _reference(ordered, scores, s: rerank.Signals) -> np.ndarray:
+    """FEATURES one candidate at a time, written plainly (the fitted coefficients' meaning):
+    the fast column-at-a-time build must give exactly these numbers."""
+    best = scores[ordered[0]] or 1.0
+
+    def share(hits, i):
+        top = max(hits.values(), default=0.0)
+        return hits.get(i, 0.0) / top if top > 0 else 0.0
+
+    def first_person(body):
+        text = " " + body.casefold().replace(",", " ").replace(".", " ").replace("!", " ") + " "
+        return sum(text.count(w) for w in rerank._FIRST_PERSON) / text.count(" ")
+
+    top = [s.parents[i] for i in ordered[: rerank.TOP] if i in s.parents]
+    near = [i for i in ordered[: rerank.NEAR] if i in s.parents]
+    rows = []
+    for place, i in enumerate(ordered):
+        how = s.via.get(i, (0, ""))[1]
+        parent = s.parents.get(i)
+        body = s.bodies.get(i, "")
+        gaps = [abs(i - j) for j in near if j != i and s.parents[j] == parent]
+        rows.append(
+            [
+                scores[i] / best,
+                1.0 / (1 + place),
+                share(s.words, i),
+                share(s.unnamed, i),
+                s.vector.get(i, 0.0),
+                float(i in s.date),
+                float(bool(how) and "turns" not in how),
+                float("turns" in how),
+                float(i in s.signer),
+                float(s.named and i not in s.signer),
+                min(len(body), 240) / 240,
+                float(body.rstrip().endswith("?")),
+                first_person(body),
+                1.0 / (1 + max(i - parent, 0)) if parent is not None else 0.0,
+                top.count(parent) / rerank.TOP if parent is not None else 0.0,
+                1.0 / (1 + min(gaps)) if gaps else 0.0,
+            ]
+        )
+    return np.array(rows, dtype=np.float64)
+
+
+_WORDS = ["I", "i", "me", "my", "We'd", "we", "us", "our", "I'm", "heron", "mill,", "it.", "so!"]
+
+
+def _pool(rng: np.random.Generator) -> tuple[list[int], dict[int, float], rerank.Signals]:
+    n = int(rng.integers(1, 70))
+    ordered = [int(i) for i in rng.choice(np.arange(1, 400), size=n, replace=False)]
+    scores = dict(zip(ordered, sorted(rng.random(n) * 3, reverse=True), strict=True))
+    if rng.random() < 0.1:
+        scores[ordered[0]] = 0.0  # a best score of nought divides by one
+
+    def some(p):
+        return [i for i in ordered if rng.random() < p]
+
+    def body():
+        words = rng.choice(_WORDS, size=int(rng.integers(0, 90)))
+        return " ".join(words) + str(rng.choice(["", "?", " ? ", "."]))
+
+    kinds = ["responds_to", "responds_to, 2 turns", "cites", ""]
+    return (
+        ordered,
+        scores,
+        rerank.Signals(
+            words={i: float(rng.random()) for i in some(0.5)},
+            unnamed={i: float(rng.random()) for i in some(0.3)},
+            vector={i: float(rng.random()) for i in some(0.5)},
+            date={i: 1.0 for i in some(0.1)},
+            via={i: (1, str(rng.choice(kinds))) for i in some(0.3)},
+            signer=set(some(0.2)),
+            named=bool(rng.random() < 0.5),
+            bodies={i: body() for i in some(0.95)},
+            parents={i: int(rng.integers(0, 450)) for i in some(0.8)},
+        ),
+    )
+
+
+def test_the_features_equal_a_plain_candidate_at_a_time_reference_on_random_pools() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        ordered, scores, signals = _pool(rng)
+        assert np.array_equal(
+            rerank.features(ordered, scores, signals), _reference(ordered, scores, signals)
+        )
+    # The pools hold what the comparison needs: shared parents near the top, first person.
+    x = rerank.features(*_pool(np.random.default_rng(3)))
+    names = list(rerank.FEATURES)
+    assert x[:, names.index("tells")].any() and x[:, names.index("session_top")].any()
+
+
+def test_the_rows_read_for_the_reranker_carry_each_nodes_first_parent(make_note) -> None:
+    from memory.recall import preview_rows
+    from memory.write import write_node
+
+    def session(name):
+        return write_node(
+            body=f"Session {name}.", kind="import", jurisdiction="wild", signature="importer",
+            source=f"{name}.md",
+        ).node  # fmt: skip
+
+    first, second = session("a"), session("b")
+    both = [
+        {"id": second.pk, "relation": "derived_from"},
+        {"id": first.pk, "relation": "derived_from"},
+    ]
+    child = make_note("The heron nests by the mill.", origins=both)
+    rows = preview_rows([child.pk, first.pk], parents=True)
+    assert rows[child.pk]["parent"] == min(first.pk, second.pk)
+    assert rows[first.pk]["parent"] is None  # a session derives from nothing
+    assert "parent" not in preview_rows([child.pk])[child.pk]
