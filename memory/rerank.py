@@ -16,7 +16,6 @@ with the setting GROVE_RERANK off.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import logging
 import threading
@@ -89,12 +88,41 @@ class Model:
 _FIRST_PERSON = (" i ", " i'", " me ", " my ", " we ", " we'", " us ", " our ")
 
 
-@functools.lru_cache(maxsize=8192)
 def _first_person(body: str) -> float:
-    """First-person words per word (spaces) of `body`. Cached by the excerpt: it was half the
-    features' cost, and the same nodes come back across queries (56% of a 10k bench's pools)."""
+    """First-person words per word (spaces) of `body`."""
     text = " " + body.casefold().replace(",", " ").replace(".", " ").replace("!", " ") + " "
     return sum(map(text.count, _FIRST_PERSON)) / text.count(" ")
+
+
+# The features of the excerpt alone (length, asks, tells), kept by excerpt in rows of one array:
+# computing them was half the features' cost, and the same nodes come back across queries (56%
+# of a 10k bench's pools); a row per pool read back by one fancy index.
+_BODY_ROWS = np.empty((8192, 3), dtype=np.float64)
+_body_row: dict[str, int] = {}
+_body_lock = threading.Lock()
+
+
+def _body_features(body: str) -> tuple[float, float, float]:
+    return min(len(body), 240) / 240, float(body.rstrip().endswith("?")), _first_person(body)
+
+
+def _of_bodies(bodies: list[str]) -> np.ndarray:
+    if len(bodies) > len(_BODY_ROWS):  # a pool larger than the store: no keeping
+        return np.array([_body_features(b) for b in bodies], dtype=np.float64)
+    with _body_lock:
+        rows: list[Any] = list(map(_body_row.get, bodies))
+        if None in rows:
+            if len(_body_row) + len(bodies) > len(_BODY_ROWS):
+                _body_row.clear()  # full: start again, this pool's rows made anew
+                rows = [None] * len(bodies)
+            for r, body in enumerate(bodies):
+                if rows[r] is None:
+                    row = _body_row.get(body)
+                    if row is None:  # (a body twice in one pool is made once)
+                        row = _body_row[body] = len(_body_row)
+                        _BODY_ROWS[row] = _body_features(body)
+                    rows[r] = row
+        return _BODY_ROWS[rows]
 
 
 def signals(
@@ -146,13 +174,13 @@ def features(ordered: Sequence[int], scores: dict[int, float], s: Signals) -> np
     top = parent[:TOP][has_parent[:TOP]]
     k = min(NEAR, n)
     same = (parent[:, None] == parent[None, :k]) & has_parent[None, :k]
-    same[np.arange(k), np.arange(k)] = False
+    for r in range(k):
+        same[r, r] = False
     near = np.where(same, np.abs(ids[:, None] - ids[None, :k]), np.inf).min(axis=1)
     via = s.via
     how = [via[i][1] if i in via else "" for i in ordered]
     further = np.fromiter(("turns" in h for h in how), dtype=np.float64, count=n)
     signer = _member(ordered, s.signer, n)
-    bodies = list(map(s.bodies.get, ordered, repeat("")))
     x[:, 0] = score / (score[0] or 1.0)
     x[:, 1] = 1.0 / (1 + np.arange(n))
     x[:, 2] = _share(ordered, s.words, n)
@@ -163,9 +191,7 @@ def features(ordered: Sequence[int], scores: dict[int, float], s: Signals) -> np
     x[:, 7] = further
     x[:, 8] = signer
     x[:, 9] = (1.0 - signer) if s.named else 0.0
-    x[:, 10] = np.minimum(np.fromiter(map(len, bodies), dtype=np.float64, count=n), 240) / 240
-    x[:, 11] = np.fromiter((b.rstrip().endswith("?") for b in bodies), dtype=np.float64, count=n)
-    x[:, 12] = np.fromiter(map(_first_person, bodies), dtype=np.float64, count=n)
+    x[:, 10:13] = _of_bodies(list(map(s.bodies.get, ordered, repeat(""))))
     x[:, 13] = np.where(has_parent, 1.0 / (1 + np.maximum(ids - parent, 0)), 0.0)
     x[:, 14] = (parent[:, None] == top[None, :]).sum(axis=1) / TOP * has_parent
     x[:, 15] = np.where(np.isfinite(near), 1.0 / (1 + near), 0.0)
@@ -264,5 +290,5 @@ def reorder(ordered: list[int], scores: dict[int, float], signals: Signals) -> l
     if model is None:
         return ordered
     score = model.score(x)
-    places = sorted(range(len(ordered)), key=lambda r: (-score[r], r))
-    return [ordered[r] for r in places]
+    # A stable sort of the negated scores: ties keep the fused order.
+    return [ordered[r] for r in np.argsort(-score, kind="stable").tolist()]

@@ -212,7 +212,13 @@ def _pool(rng: np.random.Generator) -> tuple[list[int], dict[int, float], rerank
     )
 
 
-def test_the_features_equal_a_plain_candidate_at_a_time_reference_on_random_pools() -> None:
+@pytest.mark.parametrize("kept", [8192, 50])
+def test_the_features_equal_a_plain_candidate_at_a_time_reference_on_random_pools(
+    kept, monkeypatch
+) -> None:
+    # 50 excerpts kept: the store fills and starts again, and some pools are larger than it.
+    monkeypatch.setattr(rerank, "_BODY_ROWS", np.empty((kept, 3)))
+    monkeypatch.setattr(rerank, "_body_row", {})
     rng = np.random.default_rng(7)
     for _ in range(300):
         ordered, scores, signals = _pool(rng)
