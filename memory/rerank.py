@@ -115,13 +115,18 @@ def _of_bodies(bodies: list[str]) -> np.ndarray:
             if len(_body_row) + len(bodies) > len(_BODY_ROWS):
                 _body_row.clear()  # full: start again, this pool's rows made anew
                 rows = [None] * len(bodies)
+            new: list[str] = []
             for r, body in enumerate(bodies):
                 if rows[r] is None:
                     row = _body_row.get(body)
                     if row is None:  # (a body twice in one pool is made once)
                         row = _body_row[body] = len(_body_row)
-                        _BODY_ROWS[row] = _body_features(body)
+                        new.append(body)
                     rows[r] = row
+            if new:  # the last rows, in order: one assignment for all of them
+                _BODY_ROWS[len(_body_row) - len(new) : len(_body_row)] = list(
+                    map(_body_features, new)
+                )
         return _BODY_ROWS[rows]
 
 
