@@ -3,7 +3,7 @@ indexed; GROVE_BENCH_REUSE=1 keeps it): wall and cpu p50/p95 per recall, each st
 and how often the note a query was drawn from is in its top 10. Queries as the recall bench
 draws them (2-5 content words of a node's body), scope both, after 20 warm-up recalls.
 
-    python -m bench.recall_stages --size 1000000 [--queries 300]
+    python -m bench.recall_stages --size 1000000 [--queries 300] [--fused | --paired]
 
 Cpu time beside wall time: on a shared machine wall time is mostly waiting for a core.
 """
@@ -11,6 +11,7 @@ Cpu time beside wall time: on a shared machine wall time is mostly waiting for a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import resource
@@ -27,7 +28,10 @@ STAGES = [
     ("memory.recall", "_vector_candidates"),
     ("memory.rank", "_lawful"),
     ("memory.rank", "_expand"),
-    ("memory.recall", "preview_rows"),
+    ("memory.recall", "preview_rows"),  # the pool's rows (and their parents, for the reranker)
+    ("memory.rank", "boost"),  # those rows read, recency and the signer boost
+    ("memory.rerank", "signals"),
+    ("memory.rerank", "reorder"),
 ]
 
 
@@ -51,6 +55,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, required=True)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--fused", action="store_true", help="without the reranker")
+    parser.add_argument(
+        "--paired", action="store_true", help="each query with and without the reranker"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
     import django
@@ -61,7 +69,11 @@ def main() -> None:
     from django.db import connection
 
     from bench.synthetic import bench_dir, use_database
+    from memory import rerank
     from memory.recall import query_terms, recall
+
+    if args.fused:
+        rerank._override.append(None)  # the fused order for the whole run
 
     stages: dict[str, list[float]] = defaultdict(list)
     for module, name in STAGES:
@@ -87,6 +99,8 @@ def main() -> None:
             recall(q, scope="both")
         for values in stages.values():
             values.clear()
+        if args.paired:
+            return _paired(queries, recall, rerank)
         wall, cpu, found = [], [], 0
         for (node_id, _), q in zip(sample, queries, strict=True):
             started, started_cpu = time.perf_counter(), time.process_time()
@@ -106,6 +120,25 @@ def main() -> None:
         if values:
             p50, p95 = statistics.median(values), _pct(values, 0.95)
             print(f"  {name:20s} cpu p50 {p50:6.2f} p95 {p95:6.2f} ms")
+
+
+def _paired(queries: list[str], recall: Callable[..., Any], rerank: Any) -> None:
+    """Each query recalled with and without the reranker, in alternating order: its cost with
+    the load shared by both (a paired run in two processes swings with the load)."""
+    on: list[float] = []
+    off: list[float] = []
+    for k, q in enumerate(queries):
+        for reranked in (True, False) if k % 2 else (False, True):
+            started = time.process_time()
+            with contextlib.nullcontext() if reranked else rerank.using(None):
+                recall(q, scope="both")
+            (on if reranked else off).append((time.process_time() - started) * 1000)
+    diff = statistics.median(a - b for a, b in zip(on, off, strict=True))
+    print(
+        f"{len(queries)} queries, load {os.getloadavg()[0]:.1f}: cpu p50 with the reranker "
+        f"{statistics.median(on):.2f} ms, without {statistics.median(off):.2f} ms; "
+        f"per-query difference p50 {diff:.2f} ms"
+    )
 
 
 if __name__ == "__main__":

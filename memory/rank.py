@@ -10,7 +10,7 @@ Steps, each over what the caller may see:
   4. an expansion over edges between peers from the best seeds (one hop, and further turns
      along responds_to: memory.gather.chain), and one through the entities (names, dates,
      quantities: memory.entities) the seeds share with other nodes;
-  5. recency weight (event clock) and the signer boost;
+  5. recency weight (event clock) and the signer boost (memory.boost);
   6. the session lift and diversity over the best POOL candidates (memory.gather): a node whose
      parent (derived_from: a session, a file) holds other strong candidates gains; one whose
      parent already placed nodes above it gives way.
@@ -22,14 +22,13 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
 from django.utils import timezone
 
-from memory import gather
-from memory.clocks import recency_weight
+from memory import gather, rerank
+from memory.boost import boost
 from memory.dates import date_candidates
 from memory.entities import shared as _entity_neighbours
 from memory.lexical import (
@@ -125,20 +124,20 @@ def rank(
     include_superseded: bool,
 ) -> list[Ranked]:
     """The best `limit` nodes for the query `terms`, each with its trust and preview row."""
-    from memory.recall import preview_rows
-
     w = WEIGHTS
     word_hits = fts_candidates(terms, vis, FTS_CANDIDATES)
     # Substrings in scripts without spaces count as words (same weight, own normalisation).
     substring_hits = trigram_candidates(query, vis, FTS_CANDIDATES)
     scores: dict[int, float] = {}
-    named = _names(terms, word_hits, vis, include_superseded) if w.names < 1 else []
+    read: dict[int, dict[str, Any]] = {}  # preview rows already read (by _names)
+    reranks = rerank.wanted()  # then the rows are read with their parents
+    named = _names(terms, word_hits, vis, include_superseded, read, reranks) if w.names < 1 else []
+    unnamed: list[tuple[int, float]] = []
     if named:
         # The query names a speaker: words without the name rank at full weight, with it at
         # WEIGHTS.names (the signer boost still reads the name).
-        _add(
-            scores, fts_candidates([t for t in terms if t not in named], vis, FTS_CANDIDATES), w.fts
-        )
+        unnamed = fts_candidates([t for t in terms if t not in named], vis, FTS_CANDIDATES)
+        _add(scores, unnamed, w.fts)
         _add(scores, word_hits, w.fts * w.names)
     else:
         _add(scores, word_hits, w.fts)
@@ -157,18 +156,16 @@ def rank(
     via = _expand(seeds, scores, trusts, vis, include_superseded)
     through = _entity_expand(seeds, scores, trusts, vis, include_superseded) if w.entity else {}
     ordered = sorted(scores, key=scores.__getitem__, reverse=True)[: max(limit * 3, POOL)]
-    rows = preview_rows(ordered)
     now = vis.as_of or timezone.now()
-    term_set = set(terms)
-    boosted = set()
-    for node_id, row in rows.items():
-        signer = set(query_terms(row["signature"]))
-        if signer and signer <= term_set:
-            boosted.add(node_id)
-        boost = 1.0 + (w.signer if node_id in boosted else 0.0)
-        scores[node_id] *= recency_weight(_event_time(row["when"]), now=now) * boost
+    rows, boosted = boost(ordered, read, scores, terms, now=now, signer=w.signer, parents=reranks)
     # Ties go to the older node (lower id), whatever order the rows came back in.
     ordered = sorted(rows, key=lambda i: (-scores[i], i))
+    if len(ordered) > 1 and reranks:
+        signals = rerank.signals(
+            rows, words=word_hits, unnamed=unnamed, vector=vector_hits, date=dated, via=via,
+            signer=boosted, named=bool(named),
+        )  # fmt: skip
+        ordered = rerank.reorder(ordered, scores, signals)
     chosen = _choose(ordered, scores, limit)
     lists = {
         "words": dict(word_hits),
@@ -198,16 +195,22 @@ def rank(
 
 
 def _names(
-    terms: list[str], hits: Sequence[tuple[int, float]], vis: Visibility, include_superseded: bool
+    terms: list[str],
+    hits: Sequence[tuple[int, float]],
+    vis: Visibility,
+    include_superseded: bool,
+    read: dict[int, dict[str, Any]],
+    parents: bool,
 ) -> list[str]:
     """Query words naming a signer of one of the word list's lawful best hits, when some
     other word is left to search. Lawfulness is asked only of hits whose signer is named (most
-    queries name none, and pay one read of 20 rows)."""
+    queries name none, and pay one read of 20 rows, kept in `read` for rank's pool)."""
     from memory.recall import preview_rows
 
     if len(terms) < 2 or not hits:
         return []
-    rows = preview_rows([i for i, _ in hits[:20]])
+    rows = preview_rows([i for i, _ in hits[:20]], parents=parents)
+    read.update(rows)
     signed = {i: r["signature"] for i, r in rows.items()}
     naming = [i for i, sig in signed.items() if gather.speakers_named(terms, [sig])]
     if not naming:
@@ -390,13 +393,3 @@ def _neighbours(seeds: Sequence[int], vis: Visibility) -> dict[int, list[tuple[i
         for seed, other, kind in cursor.fetchall():
             found.setdefault(seed, []).append((other, kind))
     return found
-
-
-def _event_time(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -285,17 +285,27 @@ def _coarse_index(matrix: _Matrix) -> Any:
     return matrix.coarse
 
 
-def preview_rows(node_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int, dict[str, Any]]:
+    """Rows by id; with `parents` each has its "parent" (derived_from, lowest id, or None): the
+    reranker's signal, read with the row rather than by a query of its own (memory.rerank)."""
     if not node_ids:
         return {}
     marks = ",".join(["%s"] * len(node_ids))
+    keys: tuple[str, ...] = ("id", "jurisdiction", "kind", "body", "source", "domain")
+    keys += ("signature", "when")
+    parent = ""
+    if parents:
+        keys += ("parent",)
+        parent = (
+            ", (SELECT min(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = memory_node.id"
+            " AND e.kind = 'derived_from')"
+        )
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, jurisdiction, kind, substr(body, 1, %s), source, domain, signature, "
-            f"COALESCE(referent_time, created_at) FROM memory_node WHERE id IN ({marks})",
+            f"COALESCE(referent_time, created_at){parent} FROM memory_node WHERE id IN ({marks})",
             [EXCERPT_CHARS + 1, *node_ids],
         )
-        keys = ("id", "jurisdiction", "kind", "body", "source", "domain", "signature", "when")
         return {row[0]: dict(zip(keys, row, strict=True)) for row in cursor.fetchall()}
 
 
