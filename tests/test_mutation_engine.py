@@ -1,12 +1,15 @@
-"""Recall, walk and visibility behaviours that round 4's whole-module, one-child mutation run
-found no test pinned (issue 16, docs/mutation.md "Round 4, engine modules"). Each test is
-named for the behaviour it holds; unit level, no browser and no worker."""
+"""Engine behaviours (recall, walk, visibility, sleep's decay, reach and promote) that round 4's
+whole-module, one-child mutation run found no test pinned (issue 16, docs/mutation.md "Round 4,
+engine modules"). Each test is named for the behaviour it holds; unit level, no browser and no
+worker."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+from memory.sleep.decay import pending_decays
 from memory.visibility import _aware
+from tests.test_decay import lone  # noqa: F401  (a fixture)
 
 
 def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone() -> None:
@@ -15,3 +18,12 @@ def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone
     assert _aware(datetime(2026, 3, 4, 5, 6, 7)) == moment
     east = moment.astimezone(timezone(timedelta(hours=2)))
     assert _aware(east) == moment
+
+
+def test_days_until_eligible_count_days_of_86400_seconds(lone, settings):  # noqa: F811
+    # Long spans, so that a day a second too long shows in the first decimal.
+    settings.GROVE_DECAY_MIN_AGE_DAYS = 10_000
+    node = lone("Nine thousand days old.", days_old=9_000)
+    (item,) = pending_decays(within_days=2_000)
+    assert (item["id"], item["eligible_now"]) == (node.pk, False)
+    assert (item["age_days"], item["days_until_eligible"]) == (9000.0, 1000.0)
