@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+from memory.models import Edge
 from memory.sleep.decay import pending_decays
 from memory.visibility import _aware
 from tests.test_decay import lone  # noqa: F401  (a fixture)
@@ -27,3 +28,12 @@ def test_days_until_eligible_count_days_of_86400_seconds(lone, settings):  # noq
     (item,) = pending_decays(within_days=2_000)
     assert (item["id"], item["eligible_now"]) == (node.pk, False)
     assert (item["age_days"], item["days_until_eligible"]) == (9000.0, 1000.0)
+
+
+def test_a_young_holding_cycle_is_eligible_when_its_members_own_ages_say(lone):  # noqa: F811
+    a, b = lone("Cites b.", days_old=13.5), lone("Cites a.", days_old=13.6)
+    Edge.objects.create(from_node=a, to_node=b, kind="cites", created_by="sleep")
+    Edge.objects.create(from_node=b, to_node=a, kind="cites", created_by="sleep")
+    items = pending_decays(within_days=5)
+    # Each holds the other, so both go when the younger does, in half a day.
+    assert {(i["id"], i["days_until_eligible"]) for i in items} == {(a.pk, 0.5), (b.pk, 0.5)}
