@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 from memory.models import Edge
-from memory.sleep.decay import pending_decays
+from memory.sleep.decay import _created_at, pending_decays
 from memory.visibility import _aware
 from tests.test_decay import lone  # noqa: F401  (a fixture)
 
@@ -37,3 +37,9 @@ def test_a_young_holding_cycle_is_eligible_when_its_members_own_ages_say(lone): 
     items = pending_decays(within_days=5)
     # Each holds the other, so both go when the younger does, in half a day.
     assert {(i["id"], i["days_until_eligible"]) for i in items} == {(a.pk, 0.5), (b.pk, 0.5)}
+
+
+def test_creation_times_are_read_past_the_first_chunk_of_900_ids(lone):  # noqa: F811
+    node = lone("The 901st id asked for.")
+    padding = [10**9 + i for i in range(900)]  # ids no test node reaches
+    assert _created_at([*padding, node.pk]) == {node.pk: node.created_at}
