@@ -8,9 +8,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 from memory.models import Edge
-from memory.sleep.decay import _created_at, pending_decays
+from memory.sleep.decay import _created_at, decay, let_go, pending_decays, restore
 from memory.visibility import _aware
-from tests.test_decay import lone  # noqa: F401  (a fixture)
+from review.ceremony import seal
+from tests.test_decay import chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
 
 
 def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone() -> None:
@@ -43,3 +44,21 @@ def test_creation_times_are_read_past_the_first_chunk_of_900_ids(lone):  # noqa:
     node = lone("The 901st id asked for.")
     padding = [10**9 + i for i in range(900)]  # ids no test node reaches
     assert _created_at([*padding, node.pk]) == {node.pk: node.created_at}
+
+
+def test_restoring_a_node_brings_back_each_of_its_decayed_origins(make_note, lone):  # noqa: F811
+    first, second = lone("First origin.", days_old=40), lone("Second origin.", days_old=40)
+    both = make_note("On both.", days_old=40, origins=[{"id": first.pk}, {"id": second.pk}])
+    decay()
+    assert all(is_decayed(n) for n in (first, second, both))
+    restore(both.pk, actor="owner")
+    assert not any(is_decayed(n) for n in (first, second, both))
+
+
+def test_a_let_go_origin_stays_decayed_whatever_happened_to_it_after(make_note, lone):  # noqa: F811
+    p, k, g = chain(make_note, lone)
+    let_go(p.pk, actor="owner")
+    seal(p.pk, owner="owner")  # a later event on p, not a decay
+    decay()
+    restore(g.pk, actor="owner")
+    assert not is_decayed(g) and not is_decayed(k) and is_decayed(p)
