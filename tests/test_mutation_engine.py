@@ -5,10 +5,20 @@ worker."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from datetime import timezone as tz
 
-from memory.models import Edge
-from memory.sleep.decay import _created_at, decay, let_go, pending_decays, restore
+from django.utils import timezone
+
+from memory.models import Edge, Node
+from memory.sleep.decay import (
+    _created_at,
+    _held_decayed,
+    decay,
+    let_go,
+    pending_decays,
+    restore,
+)
 from memory.visibility import _aware
 from review.ceremony import seal
 from tests.test_decay import chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
@@ -18,7 +28,7 @@ def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone
     moment = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
     assert _aware("2026-03-04 05:06:07") == moment
     assert _aware(datetime(2026, 3, 4, 5, 6, 7)) == moment
-    east = moment.astimezone(timezone(timedelta(hours=2)))
+    east = moment.astimezone(tz(timedelta(hours=2)))
     assert _aware(east) == moment
 
 
@@ -62,3 +72,28 @@ def test_a_let_go_origin_stays_decayed_whatever_happened_to_it_after(make_note, 
     decay()
     restore(g.pk, actor="owner")
     assert not is_decayed(g) and not is_decayed(k) and is_decayed(p)
+
+
+def test_the_restore_walk_stops_once_it_has_seen_5000_nodes(lone):  # noqa: F811
+    # The holder and 4,999 decayed nodes it cites make 5,000 seen after one level: the walk
+    # stops there, and the node one level further stays out of the chain.
+    holder, gone = lone("Holds many."), timezone.now()
+    rows = [
+        Node(
+            body=f"Cited {i}.",
+            body_hash=f"{i:064x}",
+            content_key=f"{i:064x}",
+            kind="internet",
+            jurisdiction="wild",
+            signature="bench",
+            decayed_at=gone,
+        )
+        for i in range(5_000)
+    ]
+    cited = Node.objects.bulk_create(rows)
+    further, first = cited.pop(), cited[0]
+    edges = [Edge(from_node=holder, to_node=n, kind="cites", created_by="bench") for n in cited]
+    edges.append(Edge(from_node=first, to_node=further, kind="cites", created_by="bench"))
+    Edge.objects.bulk_create(edges)
+    assert _held_decayed(first.pk) == [further.pk]  # one level further, when it is reached
+    assert _held_decayed(holder.pk) == sorted(n.pk for n in cited)
