@@ -10,7 +10,7 @@ from datetime import timezone as tz
 
 from django.utils import timezone
 
-from memory.models import Edge, Node
+from memory.models import Edge, Node, PendingCite
 from memory.sleep.decay import (
     _created_at,
     _held_decayed,
@@ -20,7 +20,8 @@ from memory.sleep.decay import (
     restore,
 )
 from memory.visibility import _aware
-from review.ceremony import seal
+from memory.walk import open_walk, read_ticket
+from review.ceremony import root, seal
 from tests.test_decay import chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
 
 
@@ -97,3 +98,18 @@ def test_the_restore_walk_stops_once_it_has_seen_5000_nodes(lone):  # noqa: F811
     Edge.objects.bulk_create(edges)
     assert _held_decayed(first.pk) == [further.pk]  # one level further, when it is reached
     assert _held_decayed(holder.pk) == sorted(n.pk for n in cited)
+
+
+def test_reading_through_a_ticket_reports_trust_as_of_the_walks_instant(make_note):
+    node = make_note("Rooted after the walk's instant.")
+    then = timezone.now()
+    root(node.pk, adopting_words="I hold this.", expected_body_hash=node.body_hash, owner="owner")
+    assert read_ticket(open_walk(node.pk, holder="agent"), holder="agent")["trust"] == "ground"
+    token = open_walk(node.pk, holder="agent", as_of=then)
+    assert read_ticket(token, holder="agent")["trust"] == "unreviewed"
+
+
+def test_reading_a_wild_node_through_a_ticket_pends_a_cite_for_its_holder(lone):  # noqa: F811
+    node = lone("A wild page read on a walk.")
+    read_ticket(open_walk(node.pk, holder="agent:scout"), holder="agent:scout")
+    assert PendingCite.objects.filter(holder="agent:scout", node=node).count() == 1
