@@ -8,8 +8,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from datetime import timezone as tz
 
+import pytest
 from django.utils import timezone
 
+from memory.errors import Invalid
 from memory.models import Edge, Node, PendingCite
 from memory.sleep.decay import (
     _created_at,
@@ -20,7 +22,7 @@ from memory.sleep.decay import (
     restore,
 )
 from memory.visibility import _aware
-from memory.walk import open_walk, read_ticket
+from memory.walk import open_walk, read_ticket, step
 from review.ceremony import root, seal
 from tests.test_decay import chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
 
@@ -113,3 +115,10 @@ def test_reading_a_wild_node_through_a_ticket_pends_a_cite_for_its_holder(lone):
     node = lone("A wild page read on a walk.")
     read_ticket(open_walk(node.pk, holder="agent:scout"), holder="agent:scout")
     assert PendingCite.objects.filter(holder="agent:scout", node=node).count() == 1
+
+
+def test_a_step_to_a_target_that_is_not_an_id_names_it(make_note):
+    token = open_walk(make_note("Here.").pk, holder="agent")
+    with pytest.raises(Invalid) as refused:
+        step(token, holder="agent", direction="next", target="north")
+    assert refused.value.message == "target 'north' is not a node id"
