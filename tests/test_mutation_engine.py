@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from memory.errors import Invalid
 from memory.models import Edge, Node, PendingCite
+from memory.scroll import commit_turn
 from memory.sleep.decay import (
     _created_at,
     _held_decayed,
@@ -22,7 +23,7 @@ from memory.sleep.decay import (
     restore,
 )
 from memory.visibility import _aware
-from memory.walk import open_walk, read_ticket, step
+from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import root, seal
 from tests.test_decay import chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
 
@@ -122,3 +123,24 @@ def test_a_step_to_a_target_that_is_not_an_id_names_it(make_note):
     with pytest.raises(Invalid) as refused:
         step(token, holder="agent", direction="next", target="north")
     assert refused.value.message == "target 'north' is not a node id"
+
+
+def _thread_routes(node: Node) -> set[tuple[str, int]]:
+    found = around(open_walk(node.pk, holder="agent"), holder="agent")["routes"]
+    return {(r["direction"], r["target"]) for r in found if r["direction"] in ("prev", "next")}
+
+
+def test_pairs_of_one_scroll_are_each_others_prev_and_next(tmp_path, settings, db):
+    settings.GROVE_SCROLL_DIR = tmp_path / "scroll"
+    a, b, c = (commit_turn(conversation="c1", user=w, assistant="ok").node for w in "abc")
+    commit_turn(conversation="c2", user="elsewhere", assistant="ok")
+    assert _thread_routes(b) == {("prev", a.pk), ("next", c.pk)}
+
+
+def test_a_notes_thread_is_its_own_first_origins_children(make_note, lone):  # noqa: F811
+    cited, parent = lone("Cited by x, an older id."), lone("Parent of x and y.")
+    x = make_note("X.", origins=[{"id": parent.pk}])
+    Edge.objects.create(from_node=x, to_node=cited, kind="cites", created_by="sleep")
+    y = make_note("Y.", origins=[{"id": parent.pk}])
+    make_note("Z, of another thread.")  # derived from root_note, the oldest id
+    assert _thread_routes(x) == {("next", y.pk)}
