@@ -144,3 +144,11 @@ def test_a_notes_thread_is_its_own_first_origins_children(make_note, lone):  # n
     y = make_note("Y.", origins=[{"id": parent.pk}])
     make_note("Z, of another thread.")  # derived from root_note, the oldest id
     assert _thread_routes(x) == {("next", y.pk)}
+
+
+def test_a_thread_neighbours_preview_carries_its_trust(make_note):
+    here, there = make_note("Here."), make_note("There, next in the thread.")
+    root(there.pk, adopting_words="I hold this.", expected_body_hash=there.body_hash, owner="owner")
+    found = around(open_walk(here.pk, holder="agent"), holder="agent")["routes"]
+    (route,) = [r for r in found if r["direction"] == "next"]
+    assert (route["target"], route["preview"]["trust"]) == (there.pk, "ground")
