@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from memory.errors import Invalid
-from memory.models import Edge, Node, PendingCite
+from memory.models import Edge, Node, PendingCite, Ticket
 from memory.scroll import commit_turn
 from memory.sleep.decay import (
     _created_at,
@@ -125,9 +125,13 @@ def test_a_step_to_a_target_that_is_not_an_id_names_it(make_note):
     assert refused.value.message == "target 'north' is not a node id"
 
 
+def _routes(found: list[dict]) -> set[tuple[str, int]]:
+    return {(r["direction"], r["target"]) for r in found}
+
+
 def _thread_routes(node: Node) -> set[tuple[str, int]]:
     found = around(open_walk(node.pk, holder="agent"), holder="agent")["routes"]
-    return {(r["direction"], r["target"]) for r in found if r["direction"] in ("prev", "next")}
+    return {(d, t) for d, t in _routes(found) if d in ("prev", "next")}
 
 
 def test_pairs_of_one_scroll_are_each_others_prev_and_next(tmp_path, settings, db):
@@ -152,3 +156,22 @@ def test_a_thread_neighbours_preview_carries_its_trust(make_note):
     found = around(open_walk(here.pk, holder="agent"), holder="agent")["routes"]
     (route,) = [r for r in found if r["direction"] == "next"]
     assert (route["target"], route["preview"]["trust"]) == (there.pk, "ground")
+
+
+def test_a_ticket_is_32_random_bytes_and_lives_exactly_its_seconds(make_note, settings):
+    token = open_walk(make_note("Here.").pk, holder="agent")
+    assert len(token) == 43  # 32 bytes, URL-safe base64 without padding
+    ticket = Ticket.objects.get()
+    assert ticket.expires_at - ticket.created_at == timedelta(seconds=settings.GROVE_TICKET_SECONDS)
+
+
+def test_a_walk_opened_at_home_keeps_its_scope_after_a_step(make_note, lone):  # noqa: F811
+    here, there = make_note("Here."), make_note("There, next in the thread.")
+    wild = lone("A wild page that cites there.")
+    Edge.objects.create(from_node=wild, to_node=there, kind="cites", created_by="sleep")
+    token = open_walk(here.pk, holder="agent", scope="home")
+    assert ("next", there.pk) in _routes(around(token, holder="agent")["routes"])
+    token = step(token, holder="agent", direction="next", target=there.pk)
+    assert ("in", wild.pk) not in _routes(around(token, holder="agent")["routes"])
+    both = around(open_walk(there.pk, holder="agent"), holder="agent")["routes"]
+    assert ("in", wild.pk) in _routes(both)
