@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 from datetime import timezone as tz
 
 import pytest
+import time_machine
 from django.utils import timezone
 
-from memory.errors import Invalid
+from memory.errors import Forbidden, Invalid
 from memory.models import Edge, Node, PendingCite, Ticket
 from memory.scroll import commit_turn
 from memory.sleep.decay import (
@@ -175,3 +176,13 @@ def test_a_walk_opened_at_home_keeps_its_scope_after_a_step(make_note, lone):  #
     assert ("in", wild.pk) not in _routes(around(token, holder="agent")["routes"])
     both = around(open_walk(there.pk, holder="agent"), holder="agent")["routes"]
     assert ("in", wild.pk) in _routes(both)
+
+
+def test_a_ticket_has_expired_at_its_expiry_instant(make_note):
+    token = open_walk(make_note("Here.").pk, holder="agent")
+    expires = Ticket.objects.get().expires_at
+    with time_machine.travel(expires - timedelta(microseconds=1), tick=False):
+        around(token, holder="agent")
+    with time_machine.travel(expires, tick=False), pytest.raises(Forbidden) as refused:
+        around(token, holder="agent")
+    assert refused.value.code == "ticket_expired"
