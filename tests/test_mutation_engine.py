@@ -186,3 +186,9 @@ def test_a_ticket_has_expired_at_its_expiry_instant(make_note):
     with time_machine.travel(expires, tick=False), pytest.raises(Forbidden) as refused:
         around(token, holder="agent")
     assert refused.value.code == "ticket_expired"
+
+
+def test_a_walk_without_a_holder_is_told_it_needs_one(make_note):
+    with pytest.raises(Invalid) as refused:
+        open_walk(make_note("Here.").pk, holder=" ")
+    assert (refused.value.code, refused.value.message) == ("no_holder", "a walk needs a holder")
