@@ -23,7 +23,7 @@ from memory.sleep.decay import (
     pending_decays,
     restore,
 )
-from memory.visibility import _aware
+from memory.visibility import Visibility, _aware, lawful
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import root, seal
 from tests.test_decay import chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
@@ -192,3 +192,13 @@ def test_a_walk_without_a_holder_is_told_it_needs_one(make_note):
     with pytest.raises(Invalid) as refused:
         open_walk(make_note("Here.").pk, holder=" ")
     assert (refused.value.code, refused.value.message) == ("no_holder", "a walk needs a holder")
+
+
+def test_lawful_labels_each_node_with_its_trust_as_of_the_instant(make_note):
+    node = make_note("Rooted after the instant.")
+    then = timezone.now()
+    root(node.pk, adopting_words="I hold this.", expected_body_hash=node.body_hash, owner="owner")
+    now_view = Visibility.of(domains=None, scope="both", as_of=None)
+    assert lawful([node.pk], now_view) == {node.pk: "ground"}
+    then_view = Visibility.of(domains=None, scope="both", as_of=then)
+    assert lawful([node.pk], then_view) == {node.pk: "unreviewed"}
