@@ -202,3 +202,20 @@ def test_lawful_labels_each_node_with_its_trust_as_of_the_instant(make_note):
     assert lawful([node.pk], now_view) == {node.pk: "ground"}
     then_view = Visibility.of(domains=None, scope="both", as_of=then)
     assert lawful([node.pk], then_view) == {node.pk: "unreviewed"}
+
+
+def test_pending_soon_come_by_days_until_eligible_not_by_id(lone):  # noqa: F811
+    later, sooner = lone("Three days to go.", days_old=11), lone("Two days to go.", days_old=12)
+    assert [i["id"] for i in pending_decays(within_days=5)] == [sooner.pk, later.pk]
+
+
+def test_pending_soon_keep_to_the_domains_asked_for(lone):  # noqa: F811
+    work = lone("Work, soon.", days_old=12, domain="work")
+    lone("Personal, soon.", days_old=12)
+    assert [i["id"] for i in pending_decays(within_days=5, domains=["work"])] == [work.pk]
+
+
+def test_pending_decays_by_default_lists_only_what_is_eligible_now(lone):  # noqa: F811
+    old = lone("Eligible now.", days_old=20)
+    lone("Eligible in half a day.", days_old=13.5)
+    assert [i["id"] for i in pending_decays()] == [old.pk]
