@@ -219,3 +219,19 @@ def test_pending_decays_by_default_lists_only_what_is_eligible_now(lone):  # noq
     old = lone("Eligible now.", days_old=20)
     lone("Eligible in half a day.", days_old=13.5)
     assert [i["id"] for i in pending_decays()] == [old.pk]
+
+
+def test_a_pending_item_gives_each_documented_field_by_name(lone):  # noqa: F811
+    node = lone("Old, in the work domain.", days_old=20, domain="work")
+    (item,) = pending_decays()
+    assert {k: v for k, v in item.items() if k != "why"} == {
+        "id": node.pk,
+        "kind": "internet",
+        "domain": "work",
+        "excerpt": "Old, in the work domain.",
+        "created_at": node.created_at.isoformat(),
+        "age_days": 20.0,
+        "eligible_now": True,
+        "days_until_eligible": 0.0,
+    }
+    assert item["why"][:2] == ["not read", "20 days old"]
