@@ -235,3 +235,10 @@ def test_a_pending_item_gives_each_documented_field_by_name(lone):  # noqa: F811
         "days_until_eligible": 0.0,
     }
     assert item["why"][:2] == ["not read", "20 days old"]
+
+
+def test_a_node_as_old_as_the_threshold_is_not_called_young(lone):  # noqa: F811
+    lone("Fourteen days old, to the tenth.", days_old=14.02)
+    (item,) = pending_decays()
+    assert item["age_days"] == 14.0
+    assert not [w for w in item["why"] if w.startswith("young")]
