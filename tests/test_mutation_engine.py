@@ -12,7 +12,7 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from memory.errors import Forbidden, Invalid
+from memory.errors import Conflict, Forbidden, Invalid
 from memory.models import Edge, Node, PendingCite, Ticket
 from memory.scroll import commit_turn
 from memory.sleep.decay import (
@@ -26,7 +26,7 @@ from memory.sleep.decay import (
 from memory.visibility import Visibility, _aware, lawful
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import root, seal
-from tests.test_decay import chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
+from tests.test_decay import authority, chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
 
 
 def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone() -> None:
@@ -242,3 +242,20 @@ def test_a_node_as_old_as_the_threshold_is_not_called_young(lone):  # noqa: F811
     (item,) = pending_decays()
     assert item["age_days"] == 14.0
     assert not [w for w in item["why"] if w.startswith("young")]
+
+
+def test_let_go_says_why_it_refuses(lone):  # noqa: F811
+    gone = let_go(lone("Let go already.", days_old=40).pk, actor="owner")
+    permanent = lone("Read into permanence.")
+    Node.objects.filter(pk=permanent.pk).update(permanent=True, permanent_at=timezone.now())
+    ground = lone("Held as ground.")
+    authority(ground, "rooted")
+    expected = {
+        gone.pk: f"node {gone.pk} has already decayed",
+        permanent.pk: f"node {permanent.pk} is permanent: reads made it so, and that never reverts",
+        ground.pk: f"node {ground.pk} is ground; a ground node is never let go",
+    }
+    for node_id, message in expected.items():
+        with pytest.raises(Conflict) as refused:
+            let_go(node_id, actor="owner")
+        assert refused.value.message == message
