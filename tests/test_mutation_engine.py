@@ -12,13 +12,14 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from memory.errors import Conflict, Forbidden, Invalid
+from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import Edge, Node, PendingCite, Ticket
 from memory.scroll import commit_turn
 from memory.sleep.decay import (
     _created_at,
     _held_decayed,
     decay,
+    keep,
     let_go,
     pending_decays,
     restore,
@@ -259,3 +260,10 @@ def test_let_go_says_why_it_refuses(lone):  # noqa: F811
         with pytest.raises(Conflict) as refused:
             let_go(node_id, actor="owner")
         assert refused.value.message == message
+
+
+def test_the_owners_acts_on_a_missing_node_say_it_does_not_exist(db):
+    for act in (keep, let_go, restore):
+        with pytest.raises(NotFound) as refused:
+            act(10**9, actor="owner")
+        assert refused.value.message == f"node {10**9} does not exist"
