@@ -267,3 +267,10 @@ def test_the_owners_acts_on_a_missing_node_say_it_does_not_exist(db):
         with pytest.raises(NotFound) as refused:
             act(10**9, actor="owner")
         assert refused.value.message == f"node {10**9} does not exist"
+
+
+def test_decay_takes_the_age_it_is_given_over_the_setting(lone):  # noqa: F811
+    node = lone("Twenty days old.", days_old=20)
+    assert decay(min_age_days=30)["count"] == 0
+    assert not is_decayed(node)
+    assert decay()["count"] == 1
