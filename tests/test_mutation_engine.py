@@ -15,6 +15,7 @@ from django.utils import timezone
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import Edge, Node, PendingCite, Ticket
 from memory.scroll import commit_turn
+from memory.sleep import reach
 from memory.sleep.decay import (
     _created_at,
     _held_decayed,
@@ -274,3 +275,16 @@ def test_decay_takes_the_age_it_is_given_over_the_setting(lone):  # noqa: F811
     assert decay(min_age_days=30)["count"] == 0
     assert not is_decayed(node)
     assert decay()["count"] == 1
+
+
+def test_decay_spares_a_node_sealed_between_its_mark_and_its_sweep(lone, monkeypatch):  # noqa: F811
+    node = lone("Sealed while the sleep runs.", days_old=40)
+    order = reach.holders_first
+
+    def seal_then_order(garbage, edges):
+        seal(node.pk, owner="owner")  # after the mark, before the sweep
+        return order(garbage, edges)
+
+    monkeypatch.setattr(reach, "holders_first", seal_then_order)
+    assert decay() == {"count": 0, "candidates": 1, "unreachable": 1}
+    assert not is_decayed(node)
