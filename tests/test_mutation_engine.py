@@ -288,3 +288,10 @@ def test_decay_spares_a_node_sealed_between_its_mark_and_its_sweep(lone, monkeyp
     monkeypatch.setattr(reach, "holders_first", seal_then_order)
     assert decay() == {"count": 0, "candidates": 1, "unreachable": 1}
     assert not is_decayed(node)
+
+
+def test_decay_with_a_limit_of_zero_or_less_sweeps_nothing(lone):  # noqa: F811
+    node = lone("Unreachable, old.", days_old=40)
+    for limit in (0, -1):
+        assert decay(limit=limit) == {"count": 0, "candidates": 1, "unreachable": 1}
+    assert not is_decayed(node)
