@@ -124,7 +124,7 @@ def test_reading_a_wild_node_through_a_ticket_pends_a_cite_for_its_holder(lone):
 def test_a_step_to_a_target_that_is_not_an_id_names_it(make_note):
     token = open_walk(make_note("Here.").pk, holder="agent")
     with pytest.raises(Invalid) as refused:
-        step(token, holder="agent", direction="next", target="north")
+        step(token, holder="agent", direction="next", target="north")  # type: ignore[arg-type]
     assert refused.value.message == "target 'north' is not a node id"
 
 
