@@ -5,6 +5,7 @@ worker."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from datetime import timezone as tz
 
@@ -12,8 +13,11 @@ import pytest
 import time_machine
 from django.utils import timezone
 
+import memory.recall as recall_module
+from memory.embed import embed_missing, get_embedder
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
-from memory.models import Edge, Node, PendingCite, Ticket
+from memory.models import Edge, Node, PendingCite, Ticket, Vector
+from memory.recall import vector_matrix
 from memory.scroll import commit_turn
 from memory.sleep import reach
 from memory.sleep.decay import (
@@ -294,4 +298,41 @@ def test_decay_with_a_limit_of_zero_or_less_sweeps_nothing(lone):  # noqa: F811
     node = lone("Unreachable, old.", days_old=40)
     for limit in (0, -1):
         assert decay(limit=limit) == {"count": 0, "candidates": 1, "unreachable": 1}
+    assert not is_decayed(node)
+
+
+def test_the_vector_matrix_names_only_the_damaged_row_it_skips(make_note, caplog, monkeypatch):
+    monkeypatch.setattr(recall_module, "_matrices", {})  # built afresh from this test's rows
+    note = make_note("The heron stands in the reeds.")
+    broken = make_note("A broken vector belongs to this heron note.")
+    embed_missing()
+    dim = get_embedder().dim
+    vector = Vector.objects.get(node=broken)
+    Vector.objects.filter(pk=vector.pk).update(data=b"\0" * (dim * 4 - 4))
+    with caplog.at_level(logging.WARNING, logger="grove.recall"):
+        matrix = vector_matrix()
+    rows = matrix.ids[: matrix.n].tolist()
+    assert note.pk in rows and broken.pk not in rows
+    assert [r.getMessage() for r in caplog.records if r.name == "grove.recall"] == [
+        f"vector {vector.pk} (node {broken.pk}) has {dim * 4 - 4} bytes for dim {dim}: skipped"
+    ]
+
+
+def test_decay_reports_progress_once_per_batch(lone):  # noqa: F811
+    lone("Unreachable one.", days_old=40), lone("Unreachable two.", days_old=40)
+    beats: list[dict] = []
+    decay(beat=lambda **fields: beats.append(fields))
+    assert beats == [{"count": 2, "candidates": 2, "unreachable": 2}]
+
+
+def test_decay_spares_a_node_held_anew_after_its_mark(make_note, lone, monkeypatch):  # noqa: F811
+    node = lone("Cited while the sleep runs.", days_old=40)
+    order = reach.holders_first
+
+    def cite_then_order(garbage, edges):
+        make_note("A young note citing it.", origins=[{"id": node.pk, "relation": "cites"}])
+        return order(garbage, edges)
+
+    monkeypatch.setattr(reach, "holders_first", cite_then_order)
+    assert decay()["count"] == 0
     assert not is_decayed(node)
