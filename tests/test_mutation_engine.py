@@ -327,6 +327,7 @@ def test_the_vector_matrix_names_only_the_damaged_row_it_skips(make_note, caplog
 def test_new_rows_that_are_all_damaged_leave_the_cached_matrix_as_it_was(make_note, monkeypatch):
     monkeypatch.setattr(recall_module, "_matrices", {})
     make_note("The heron stands in the reeds.")
+    _damaged(make_note("Damaged from the start."))  # vector 1: the last good row's ids differ
     embed_missing()
     matrix = vector_matrix()
     rows = matrix.ids[: matrix.n].tolist()
