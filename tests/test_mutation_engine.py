@@ -9,6 +9,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from datetime import timezone as tz
 
+import numpy as np
 import pytest
 import time_machine
 from django.utils import timezone
@@ -17,7 +18,7 @@ import memory.recall as recall_module
 from memory.embed import embed_missing, get_embedder
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import Edge, Node, PendingCite, Ticket, Vector
-from memory.recall import vector_matrix
+from memory.recall import _coarse_rows, _exact_candidates, vector_matrix
 from memory.scroll import commit_turn
 from memory.sleep import reach
 from memory.sleep.decay import (
@@ -33,6 +34,7 @@ from memory.visibility import Visibility, _aware, lawful
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import root, seal
 from tests.test_decay import authority, chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
+from tests.test_recall_coarse import START, matrix_of
 
 
 def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone() -> None:
@@ -355,3 +357,24 @@ def test_decay_spares_a_node_held_anew_after_its_mark(make_note, lone, monkeypat
     monkeypatch.setattr(reach, "holders_first", cite_then_order)
     assert decay()["count"] == 0
     assert not is_decayed(node)
+
+
+def test_the_float16_pass_runs_exactly_within_coarse_rows(monkeypatch):
+    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    rng = np.random.default_rng(0)
+    for n, coarse in ((49, False), (50, True), (60, True), (61, False)):
+        matrix = matrix_of(rng.standard_normal((n, 8)).astype(np.float32))
+        q = rng.standard_normal(8).astype(np.float32)
+        # k * COARSE_FETCH covers every row: the float16 pass, when it runs, returns them all.
+        assert (_coarse_rows(matrix, n, q, None, 20) is not None) == coarse
+
+
+def test_the_float16_pass_with_one_or_no_visible_row(monkeypatch):
+    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    rng = np.random.default_rng(1)
+    matrix = matrix_of(rng.standard_normal((55, 8)).astype(np.float32))
+    q = rng.standard_normal(8).astype(np.float32)
+    first = Visibility.of(domains=None, scope="both", as_of=START)  # only row 0 existed then
+    assert [i for i, _ in _exact_candidates(matrix, q, first, 5)] == [1]
+    nowhere = Visibility.of(domains=["nowhere"], scope="both", as_of=None)
+    assert _exact_candidates(matrix, q, nowhere, 5) == []
