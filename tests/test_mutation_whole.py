@@ -1,0 +1,75 @@
+"""Behaviours that round 4's whole-module, one-child mutation run showed no test pinned (issue 16,
+docs/mutation.md "Round 4"). Each test is named for the behaviour, not the mutant. Unit level:
+the engine functions themselves, no browser and no worker."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.errors import Conflict, NotFound
+from memory.models import ApiToken, Event
+from memory.tokens import Unauthorized, active_token, create_token, revoke_token
+
+
+def test_revoking_one_token_leaves_the_others_live(db) -> None:
+    create_token(name="scout", domains=["personal"])
+    create_token(name="desk", domains=["personal"])
+    revoke_token(name="scout")
+    assert ApiToken.objects.get(name="scout").revoked_at is not None
+    assert ApiToken.objects.get(name="desk").revoked_at is None
+    assert active_token(name="desk").name == "desk"
+
+
+def test_an_active_token_is_found_by_its_own_name_and_an_unknown_name_is_named(db) -> None:
+    create_token(name="scout", domains=["personal"])
+    desk, _ = create_token(name="desk", domains=["work"])
+    assert active_token(name="desk").pk == desk.pk
+    with pytest.raises(Unauthorized) as unknown:
+        active_token(name="nobody")
+    assert unknown.value.message == "no active token named 'nobody'"
+
+
+def test_a_refused_rearrival_tells_the_writer_the_owner_rejected_it(make_note) -> None:
+    from memory.write import write_node
+    from review.ceremony import reject
+
+    node = make_note("The moon is made of cheese.")
+    reject(node.pk, owner="owner", reason="false")
+    with pytest.raises(Conflict) as refused:
+        write_node(
+            body=node.body,
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": node.pk}],
+        )
+    assert refused.value.code == "tombstoned"
+    assert refused.value.message == "this content was rejected by the owner; it cannot arrive again"
+
+
+def test_walk_back_gives_the_nodes_trust_and_the_adoptions_instant(make_note) -> None:
+    from _acts import root_as_owner
+
+    from memory.authority import walk_back
+
+    node = make_note("The spare key hangs by the boiler.")
+    root_as_owner(node, "Yes, by the boiler.")
+    rooted = Event.objects.get(node=node, kind="rooted")
+    back = walk_back(node.pk)
+    assert back["trust"] == "ground"
+    assert back["adoption"]["at"] == rooted.at.isoformat()
+    assert back["adoption"]["actor"] == "owner"
+
+
+def test_walk_back_of_a_sealed_node_answers_like_a_missing_one(make_note) -> None:
+    from _acts import root_as_owner
+
+    from memory.authority import walk_back
+    from review.ceremony import seal
+
+    node = make_note("The safe combination is 4-8-15.")
+    root_as_owner(node)
+    seal(node.pk, owner="owner")
+    with pytest.raises(NotFound) as hidden:
+        walk_back(node.pk)
+    assert hidden.value.message == f"node {node.pk} not found"
