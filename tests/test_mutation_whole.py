@@ -73,3 +73,27 @@ def test_walk_back_of_a_sealed_node_answers_like_a_missing_one(make_note) -> Non
     with pytest.raises(NotFound) as hidden:
         walk_back(node.pk)
     assert hidden.value.message == f"node {node.pk} not found"
+
+
+def test_trust_counts_count_every_node_of_a_state(make_note) -> None:
+    from memory.trust import trust_counts
+    from review.ceremony import seal
+
+    first, second = make_note("Sealed one."), make_note("Sealed two.")
+    before = trust_counts()
+    seal(first.pk, owner="owner")
+    seal(second.pk, owner="owner")
+    after = trust_counts()
+    assert after["sealed"] == before["sealed"] + 2
+    assert after["unreviewed"] == before["unreviewed"] - 2
+
+
+def test_trust_counts_ignore_a_ceremony_event_on_no_node(make_note) -> None:
+    # No ceremony writes one, but the log's table does not forbid it (an imported or hand-made
+    # log could hold it): it is nobody's trust, so no count moves.
+    from memory.trust import trust_counts
+
+    make_note("Unreviewed, and stays counted so.")
+    before = trust_counts()
+    Event.objects.create(kind="sealed", node=None, actor="owner")
+    assert trust_counts() == before
