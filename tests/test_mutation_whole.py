@@ -5,10 +5,16 @@ the engine functions themselves, no browser and no worker."""
 from __future__ import annotations
 
 import pytest
+from _acts import root_as_owner
 
-from memory.errors import Conflict, NotFound
-from memory.models import ApiToken, Event
+from agents.operations import authority, extract_part
+from memory.authority import walk_back
+from memory.errors import Conflict, Invalid, NotFound
+from memory.models import ApiToken, Event, Node
 from memory.tokens import Unauthorized, active_token, create_token, revoke_token
+from memory.trust import trust_counts
+from memory.write import write_node
+from review.ceremony import propose, reject, seal
 
 
 def test_revoking_one_token_leaves_the_others_live(db) -> None:
@@ -30,8 +36,6 @@ def test_an_active_token_is_found_by_its_own_name_and_an_unknown_name_is_named(d
 
 
 def test_a_refused_rearrival_tells_the_writer_the_owner_rejected_it(make_note) -> None:
-    from memory.write import write_node
-    from review.ceremony import reject
 
     node = make_note("The moon is made of cheese.")
     reject(node.pk, owner="owner", reason="false")
@@ -48,9 +52,6 @@ def test_a_refused_rearrival_tells_the_writer_the_owner_rejected_it(make_note) -
 
 
 def test_walk_back_gives_the_nodes_trust_and_the_adoptions_instant(make_note) -> None:
-    from _acts import root_as_owner
-
-    from memory.authority import walk_back
 
     node = make_note("The spare key hangs by the boiler.")
     root_as_owner(node, "Yes, by the boiler.")
@@ -62,10 +63,6 @@ def test_walk_back_gives_the_nodes_trust_and_the_adoptions_instant(make_note) ->
 
 
 def test_walk_back_of_a_sealed_node_answers_like_a_missing_one(make_note) -> None:
-    from _acts import root_as_owner
-
-    from memory.authority import walk_back
-    from review.ceremony import seal
 
     node = make_note("The safe combination is 4-8-15.")
     root_as_owner(node)
@@ -76,8 +73,6 @@ def test_walk_back_of_a_sealed_node_answers_like_a_missing_one(make_note) -> Non
 
 
 def test_trust_counts_count_every_node_of_a_state(make_note) -> None:
-    from memory.trust import trust_counts
-    from review.ceremony import seal
 
     first, second = make_note("Sealed one."), make_note("Sealed two.")
     before = trust_counts()
@@ -91,9 +86,43 @@ def test_trust_counts_count_every_node_of_a_state(make_note) -> None:
 def test_trust_counts_ignore_a_ceremony_event_on_no_node(make_note) -> None:
     # No ceremony writes one, but the log's table does not forbid it (an imported or hand-made
     # log could hold it): it is nobody's trust, so no count moves.
-    from memory.trust import trust_counts
 
     make_note("Unreviewed, and stays counted so.")
     before = trust_counts()
     Event.objects.create(kind="sealed", node=None, actor="owner")
     assert trust_counts() == before
+
+
+def test_trust_counts_take_the_callers_total_as_the_node_count(make_note) -> None:
+    # The overview counts its nodes once and passes the total: no second count is made.
+
+    make_note("One more unreviewed node.")
+    nodes = Node.objects.count()
+    assert trust_counts()["unreviewed"] == nodes
+    assert trust_counts(total=nodes + 5)["unreviewed"] == nodes + 5
+
+
+def test_an_agent_asks_for_authority_as_it_stood_then(make_note) -> None:
+
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The garden needs water.")
+    proposed = propose(node.pk, actor="agent:scout")
+    root_as_owner(node)
+    assert authority(token, node.pk)["trust"] == "ground"
+    then = authority(token, node.pk, as_of=proposed.at.isoformat())
+    assert then["trust"] == "proposed"
+    assert then["as_of"] == proposed.at.isoformat()
+    assert [event["kind"] for event in then["events"]] == ["proposed"]
+
+
+def test_an_extract_signed_with_text_that_is_not_text_is_refused_and_nothing_stored(
+    make_note, counts
+) -> None:
+
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The spare key hangs by the boiler.")
+    before = counts()
+    with pytest.raises(Invalid) as refused:
+        extract_part(token, node.pk, {"start": 0, "end": 9, "signature": "\ud800"})
+    assert refused.value.code == "bad_text"
+    assert counts() == before
