@@ -126,3 +126,14 @@ def test_an_extract_signed_with_text_that_is_not_text_is_refused_and_nothing_sto
         extract_part(token, node.pk, {"start": 0, "end": 9, "signature": "\ud800"})
     assert refused.value.code == "bad_text"
     assert counts() == before
+
+
+def test_an_extract_is_recorded_as_the_agents_act_through_its_token(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The spare key hangs by the boiler.")
+    status, part = extract_part(token, node.pk, {"start": 0, "end": 13, "signature": "Ada"})
+    assert status == 201
+    stored = Node.objects.get(pk=part["id"])
+    assert (stored.signature, stored.token_id) == ("Ada", token.pk)
+    arrived = Event.objects.get(node=stored, kind="arrived")
+    assert (arrived.actor, arrived.token_id) == ("agent:scout", token.pk)
