@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from _acts import root_as_owner
 
-from agents.operations import authority, extract_part
+from agents.operations import authority, context, extract_part
+from agents.operations import propose as agent_propose
 from memory.authority import walk_back
 from memory.errors import Conflict, Invalid, NotFound
 from memory.models import ApiToken, Event, Node
@@ -137,3 +138,37 @@ def test_an_extract_is_recorded_as_the_agents_act_through_its_token(make_note) -
     assert (stored.signature, stored.token_id) == ("Ada", token.pk)
     arrived = Event.objects.get(node=stored, kind="arrived")
     assert (arrived.actor, arrived.token_id) == ("agent:scout", token.pk)
+
+
+def test_an_agents_proposal_without_a_reason_records_none(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The garden needs water.")
+    assert agent_propose(token, node.pk, {})["trust"] == "proposed"
+    assert Event.objects.get(node=node, kind="proposed").reason == ""
+
+
+def test_an_agents_proposal_with_a_reason_that_is_not_text_is_refused_in_words(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The garden needs water.")
+    with pytest.raises(Invalid) as refused:
+        agent_propose(token, node.pk, {"reason": 7})
+    assert (refused.value.code, refused.value.message) == ("bad_field", "reason must be text")
+
+
+def test_context_refuses_a_budget_that_is_not_text_as_bad_text(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    make_note("The heron nests by the weir.")
+    with pytest.raises(Invalid) as refused:
+        context(token, q="heron", budget="\ud800")
+    assert refused.value.code == "bad_text"
+
+
+def test_context_takes_a_limit_of_one_and_a_body_that_fills_the_budget_exactly(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("heron by")  # 8 characters: 2 tokens
+    make_note("The heron nests by the weir, far from the road.")
+    one = context(token, q="heron", limit=1)
+    assert len(one["items"]) + one["skipped"] == 1
+    exact = context(token, q="heron by", budget=2)
+    assert [item["id"] for item in exact["items"]] == [node.pk]
+    assert exact["used"] == 2
