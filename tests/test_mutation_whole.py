@@ -172,3 +172,29 @@ def test_context_takes_a_limit_of_one_and_a_body_that_fills_the_budget_exactly(m
     exact = context(token, q="heron by", budget=2)
     assert [item["id"] for item in exact["items"]] == [node.pk]
     assert exact["used"] == 2
+
+
+def test_context_skips_each_node_hidden_after_recall_and_reads_on(make_note, monkeypatch) -> None:
+    import agents.operations as operations
+
+    token, _ = create_token(name="scout", domains=["personal"])
+    for i in range(3):
+        make_note(f"Heron sighting number {i} by the weir.")
+    every = context(token, q="heron weir")
+    assert len(every["items"]) == 3
+    assert every["used"] == sum(item["tokens"] for item in every["items"])
+    recall_packets = operations.recall_packets
+    sealed: list[int] = []
+
+    def then_the_owner_seals_two(token, **kw):
+        packets = recall_packets(token, **kw)
+        for packet in packets["results"][:2]:  # the first two: a break would skip the third
+            seal(packet["id"], owner="owner")
+            sealed.append(packet["id"])
+        return packets
+
+    monkeypatch.setattr(operations, "recall_packets", then_the_owner_seals_two)
+    after = context(token, q="heron weir")
+    assert after["skipped"] == 2
+    left = {item["id"] for item in every["items"]} - set(sealed)
+    assert [item["id"] for item in after["items"]] == list(left)
