@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from _acts import root_as_owner
 
-from agents.operations import authority, context, extract_part
+from agents.operations import authority, context, extract_part, walk
 from agents.operations import propose as agent_propose
 from memory.authority import walk_back
 from memory.errors import Conflict, Invalid, NotFound
@@ -198,3 +198,21 @@ def test_context_skips_each_node_hidden_after_recall_and_reads_on(make_note, mon
     assert after["skipped"] == 2
     left = {item["id"] for item in every["items"]} - set(sealed)
     assert [item["id"] for item in after["items"]] == list(left)
+
+
+def test_a_walk_refuses_text_that_is_not_text_as_bad_text(db) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    with pytest.raises(Invalid) as refused:
+        walk(token, "around", {"ticket": "\ud800"})
+    assert refused.value.code == "bad_text"
+
+
+def test_a_walk_step_to_id_zero_is_refused_naming_the_range_from_one(make_note) -> None:
+    from memory.visibility import MAX_ID
+
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The heron nests by the weir.")
+    ticket = walk(token, "open", {"node_id": node.pk})["ticket"]
+    with pytest.raises(Invalid) as refused:
+        walk(token, "step", {"ticket": ticket, "direction": "origins", "target": 0})
+    assert refused.value.message == f"target must be between 1 and {MAX_ID}"
