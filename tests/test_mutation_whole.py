@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 from _acts import root_as_owner
 
-from agents.operations import authority, context, extract_part, walk
+from agents.operations import authority, context, extract_part, read_node, remember, walk
 from agents.operations import propose as agent_propose
 from memory.authority import walk_back
-from memory.errors import Conflict, Invalid, NotFound
+from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import ApiToken, Event, Node
 from memory.tokens import Unauthorized, active_token, create_token, revoke_token
-from memory.trust import trust_counts
+from memory.trust import trust_counts, with_trust
 from memory.write import write_node
 from review.ceremony import propose, reject, seal
 
@@ -216,3 +216,86 @@ def test_a_walk_step_to_id_zero_is_refused_naming_the_range_from_one(make_note) 
     with pytest.raises(Invalid) as refused:
         walk(token, "step", {"ticket": ticket, "direction": "origins", "target": 0})
     assert refused.value.message == f"target must be between 1 and {MAX_ID}"
+
+
+def test_with_trust_annotates_every_node_when_given_no_queryset(make_note) -> None:
+    node = make_note("The garden needs water.")
+    seal(node.pk, owner="owner")
+    trusts = dict(with_trust().values_list("pk", "trust"))
+    assert trusts[node.pk] == "sealed"
+    assert len(trusts) == Node.objects.count()
+
+
+def _note(**fields) -> dict:
+    """A remember request; an import with a source needs no origin."""
+    data = {"body": "The heron nests by the weir.", "kind": "import", "jurisdiction": "home"}
+    return {**data, "signature": "scout", "source": "field notes", **fields}
+
+
+def test_remember_with_an_empty_domain_writes_to_the_tokens_first(db) -> None:
+    token, _ = create_token(name="scout", domains=["work", "personal"])
+    status, written = remember(token, _note(domain=""))
+    assert (status, written["domain"]) == (201, "work")
+    with pytest.raises(Forbidden) as refused:
+        remember(token, _note(domain="garden"))
+    assert refused.value.message == (
+        "domain 'garden' is not allowed for this token (allowed: work, personal)"
+    )
+
+
+def test_remember_refuses_origins_that_are_not_a_list_in_words(db) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    with pytest.raises(Invalid) as refused:
+        remember(token, _note(origins={"id": 1}))
+    assert (refused.value.code, refused.value.message) == (
+        "bad_origin",
+        "origins must be a list of {id, relation}",
+    )
+
+
+def test_a_foreign_origin_after_a_malformed_one_is_still_answered_unknown(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    foreign = make_note("Quarterly numbers.", domain="work")
+    origins = [{"id": "not a number"}, {"id": foreign.pk}]
+    with pytest.raises(Invalid) as refused:
+        remember(token, _note(origins=origins))
+    assert (refused.value.code, refused.value.message) == (
+        "unknown_origin",
+        f"unknown origin node(s): [{foreign.pk}]",
+    )
+
+
+def test_remember_refuses_metadata_that_is_not_an_object_by_code(db) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    with pytest.raises(Invalid) as refused:
+        remember(token, _note(metadata=["a", "list"]))
+    assert refused.value.code == "bad_field"
+
+
+def test_remember_without_a_signature_is_refused_as_unsigned(db, counts) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    before = counts()
+    data = _note()
+    del data["signature"]
+    with pytest.raises(Invalid) as refused:
+        remember(token, data)
+    assert refused.value.code == "unsigned"
+    assert counts() == before
+
+
+def test_an_agents_read_is_recorded_as_read_by_the_agent(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The heron nests by the weir.")
+    assert read_node(token, node.pk)["body"] == node.body
+    node.refresh_from_db()
+    assert node.last_read_by == "agent:scout"
+
+
+def test_an_unknown_walk_action_is_named_in_the_refusal(db) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    with pytest.raises(Invalid) as refused:
+        walk(token, "jump", {"ticket": "t"})
+    assert (refused.value.code, refused.value.message) == (
+        "bad_action",
+        "unknown walk action 'jump'",
+    )
