@@ -4,6 +4,8 @@ the engine functions themselves, no browser and no worker."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from _acts import root_as_owner
 
@@ -13,9 +15,9 @@ from memory.authority import walk_back
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import ApiToken, Event, Node
 from memory.tokens import Unauthorized, active_token, create_token, revoke_token
-from memory.trust import trust_counts, with_trust
+from memory.trust import trust_counts, trust_map, with_trust
 from memory.write import write_node
-from review.ceremony import propose, reject, seal
+from review.ceremony import propose, reject, seal, unseal
 
 
 def test_revoking_one_token_leaves_the_others_live(db) -> None:
@@ -299,3 +301,23 @@ def test_an_unknown_walk_action_is_named_in_the_refusal(db) -> None:
         "bad_action",
         "unknown walk action 'jump'",
     )
+
+
+def test_trust_map_and_with_trust_agree_when_the_clock_steps_back(make_note, monkeypatch) -> None:
+    # One rule, two readings: both order a node's seal and unseal by (at, id).
+    node = make_note("Sealed, then unsealed by a clock set back a minute.")
+    later = datetime.now(UTC)
+    monkeypatch.setattr("django.utils.timezone.now", lambda: later)
+    seal(node.pk, owner="owner")
+    monkeypatch.setattr("django.utils.timezone.now", lambda: later - timedelta(minutes=1))
+    unseal(node.pk, owner="owner")
+    annotated = with_trust(Node.objects.filter(pk=node.pk)).get().trust
+    assert trust_map([node.pk])[node.pk] == annotated
+
+
+def test_with_trust_as_of_an_instant_before_the_root_is_not_ground(make_note) -> None:
+    node = make_note("The garden needs water.")
+    proposed = propose(node.pk, actor="agent:scout")
+    root_as_owner(node)
+    then = with_trust(Node.objects.filter(pk=node.pk), as_of=proposed.at).get()
+    assert then.trust == "proposed"
