@@ -11,7 +11,7 @@ from _acts import root_as_owner
 
 from agents.operations import authority, context, extract_part, read_node, remember, walk
 from agents.operations import propose as agent_propose
-from memory.authority import walk_back
+from memory.authority import authority_report, walk_back
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import ApiToken, Event, Node
 from memory.tokens import Unauthorized, active_token, create_token, revoke_token
@@ -321,3 +321,19 @@ def test_with_trust_as_of_an_instant_before_the_root_is_not_ground(make_note) ->
     root_as_owner(node)
     then = with_trust(Node.objects.filter(pk=node.pk), as_of=proposed.at).get()
     assert then.trust == "proposed"
+
+
+def test_a_node_made_permanent_at_the_as_of_instant_is_permanent_then(make_note) -> None:
+    node = make_note("Made permanent by reads.", days_old=1)
+    at = datetime.now(UTC)
+    Node.objects.filter(pk=node.pk).update(permanent=True, permanent_at=at)
+    then = authority_report(node.pk, as_of=at)
+    assert (then["permanent"], then["permanent_at"]) == (True, at.isoformat())
+    assert authority_report(node.pk, as_of=at - timedelta(seconds=1))["permanent"] is False
+
+
+def test_an_authority_report_before_the_node_existed_names_the_instant(make_note) -> None:
+    node = make_note("The garden needs water.")
+    with pytest.raises(NotFound) as refused:
+        authority_report(node.pk, as_of="2000-01-01T00:00:00Z")
+    assert refused.value.message == f"node {node.pk} did not exist at 2000-01-01T00:00:00+00:00"
