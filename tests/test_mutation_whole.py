@@ -337,3 +337,13 @@ def test_an_authority_report_before_the_node_existed_names_the_instant(make_note
     with pytest.raises(NotFound) as refused:
         authority_report(node.pk, as_of="2000-01-01T00:00:00Z")
     assert refused.value.message == f"node {node.pk} did not exist at 2000-01-01T00:00:00+00:00"
+
+
+def test_an_authority_report_as_of_before_a_decay_shows_the_node_live_then(make_note) -> None:
+    from memory.sleep.decay import let_go
+
+    node = make_note("Let go by the owner today.", days_old=1)
+    let_go(node.pk, actor="owner")
+    assert authority_report(node.pk)["live"] is False
+    then = authority_report(node.pk, as_of=datetime.now(UTC) - timedelta(hours=1))
+    assert (then["live"], then["decayed_at"]) == (True, None)
