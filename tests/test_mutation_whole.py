@@ -348,3 +348,29 @@ def test_an_authority_report_as_of_before_a_decay_shows_the_node_live_then(make_
     assert authority_report(node.pk)["live"] is False
     then = authority_report(node.pk, as_of=datetime.now(UTC) - timedelta(hours=1))
     assert (then["live"], then["decayed_at"]) == (True, None)
+
+
+def test_a_preview_keeps_a_body_of_exactly_its_length_and_cuts_a_longer_one_to_it(
+    make_note,
+) -> None:
+    from memory.authority import PREVIEW_CHARS
+
+    exact = make_note("e" * PREVIEW_CHARS)
+    longer = make_note("l" * (PREVIEW_CHARS + 1))
+    assert authority_report(exact.pk)["excerpt"] == exact.body
+    assert authority_report(longer.pk)["excerpt"] == "l" * (PREVIEW_CHARS - 1) + "…"
+
+
+def test_an_authority_report_lists_events_in_the_order_trust_reads_them(
+    make_note, monkeypatch
+) -> None:
+    # (at, id): by the event clock, ties by id, even when the clock steps back between acts.
+    node = make_note("Sealed, unsealed in one tick, then proposed a minute earlier.")
+    tick = datetime.now(UTC)
+    monkeypatch.setattr("django.utils.timezone.now", lambda: tick)
+    seal(node.pk, owner="owner")
+    unseal(node.pk, owner="owner")
+    monkeypatch.setattr("django.utils.timezone.now", lambda: tick - timedelta(minutes=1))
+    propose(node.pk, actor="agent:scout")
+    kinds = [event["kind"] for event in authority_report(node.pk)["events"]]
+    assert kinds == ["proposed", "sealed", "unsealed"]
