@@ -9,7 +9,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from _acts import root_as_owner
 
-from agents.operations import authority, context, extract_part, read_node, remember, walk
+from agents.operations import (
+    authority,
+    context,
+    extract_part,
+    read_node,
+    recall_packets,
+    remember,
+    walk,
+)
 from agents.operations import propose as agent_propose
 from memory.authority import authority_report, walk_back
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
@@ -374,3 +382,11 @@ def test_an_authority_report_lists_events_in_the_order_trust_reads_them(
     propose(node.pk, actor="agent:scout")
     kinds = [event["kind"] for event in authority_report(node.pk)["events"]]
     assert kinds == ["proposed", "sealed", "unsealed"]
+
+
+def test_recall_refuses_a_query_that_is_not_text_as_bad_text(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    make_note("The heron nests by the weir.")
+    with pytest.raises(Invalid) as refused:
+        recall_packets(token, q="heron \ud800")
+    assert refused.value.code == "bad_text"
