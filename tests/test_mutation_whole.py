@@ -22,7 +22,13 @@ from agents.operations import propose as agent_propose
 from memory.authority import authority_report, walk_back
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import ApiToken, Event, Node
-from memory.tokens import Unauthorized, active_token, create_token, revoke_token
+from memory.tokens import (
+    Unauthorized,
+    active_token,
+    authenticate,
+    create_token,
+    revoke_token,
+)
 from memory.trust import trust_counts, trust_map, with_trust
 from memory.write import write_node
 from review.ceremony import propose, reject, seal, unseal
@@ -390,3 +396,53 @@ def test_recall_refuses_a_query_that_is_not_text_as_bad_text(make_note) -> None:
     with pytest.raises(Invalid) as refused:
         recall_packets(token, q="heron \ud800")
     assert refused.value.code == "bad_text"
+
+
+def test_token_refusals_carry_their_codes_and_words(db) -> None:
+    with pytest.raises(Invalid) as bad_name:
+        create_token(name="no spaces", domains=["personal"])
+    assert bad_name.value.code == "bad_token_name"
+    with pytest.raises(Invalid) as bad_domain:
+        create_token(name="scout", domains=["no spaces"])
+    assert bad_domain.value.message == "domain 'no spaces' is not a valid label"
+    with pytest.raises(Invalid) as bare:
+        create_token(name="scout", domains=[])
+    assert bare.value.message == "a token needs at least one domain (--domain)"
+
+
+def test_a_secret_carries_32_random_bytes(db) -> None:
+    _, secret = create_token(name="scout", domains=["personal"])
+    assert secret.startswith("grv_") and len(secret) == len("grv_") + 43  # 32 bytes, base64
+
+
+def test_a_bearer_header_is_split_at_its_first_space(db) -> None:
+    token, secret = create_token(name="scout", domains=["personal"])
+    assert authenticate(f"Bearer  {secret}").pk == token.pk  # the secret is stripped
+    with pytest.raises(Unauthorized) as two_words:
+        authenticate(f"Bearer {secret} extra")
+    assert two_words.value.code == "bad_token"
+    with pytest.raises(Unauthorized) as basic:
+        authenticate(f"Basic {secret}")
+    assert basic.value.code == "no_token"
+
+
+def test_authenticate_stores_the_last_use_at_most_once_a_minute(db, monkeypatch) -> None:
+    token, secret = create_token(name="scout", domains=["personal"])
+    tick = datetime.now(UTC)
+    monkeypatch.setattr("django.utils.timezone.now", lambda: tick)
+    authenticate(f"Bearer {secret}")
+    token.refresh_from_db()
+    assert token.last_used_at == tick
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=tick - timedelta(minutes=1))
+    authenticate(f"Bearer {secret}")  # exactly a minute: not yet stamped again
+    token.refresh_from_db()
+    assert token.last_used_at == tick - timedelta(minutes=1)
+
+
+def test_a_read_without_an_actor_is_the_owners(make_note) -> None:
+    from memory.read import read
+
+    node = make_note("The heron nests by the weir.")
+    read(node.pk)
+    node.refresh_from_db()
+    assert node.last_read_by == "owner"
