@@ -446,3 +446,15 @@ def test_a_read_without_an_actor_is_the_owners(make_note) -> None:
     read(node.pk)
     node.refresh_from_db()
     assert node.last_read_by == "owner"
+
+
+def test_a_read_day_starts_at_midnight_utc_to_the_second(make_note, monkeypatch) -> None:
+    from memory.read import read
+
+    node = make_note("The heron nests by the weir.")
+    for clock in ((0, 0, 5), (10, 20, 30)):  # 5 s past midnight, then mid-morning: one day
+        at = datetime(2026, 12, 1, *clock, tzinfo=UTC)
+        monkeypatch.setattr("django.utils.timezone.now", lambda at=at: at)
+        read(node.pk)
+    node.refresh_from_db()
+    assert (node.access_count, node.read_days) == (2, 1)
