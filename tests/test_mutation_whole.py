@@ -452,7 +452,8 @@ def test_a_read_day_starts_at_midnight_utc_to_the_second(make_note, monkeypatch)
     from memory.read import read
 
     node = make_note("The heron nests by the weir.")
-    for clock in ((0, 0, 5), (10, 20, 30)):  # 5 s past midnight, then mid-morning: one day
+    # 100 microseconds past midnight, then mid-morning with a fraction of a second: one day.
+    for clock in ((0, 0, 0, 100), (10, 20, 30, 500_000)):
         at = datetime(2026, 12, 1, *clock, tzinfo=UTC)
         monkeypatch.setattr("django.utils.timezone.now", lambda at=at: at)
         read(node.pk)
