@@ -1,4 +1,5 @@
-"""Search: a query box over recall; results are previews, opening one is a read.
+"""Search: a query box over recall; results are previews, and opening one is not a read (the
+owner's browsing is inspection, not use).
 
 The owner searches both jurisdictions unless they narrow it; results page on 20 at a time (up
 to recall's 100); an empty query lists the most recent nodes instead of nothing.

@@ -199,3 +199,13 @@ def test_the_event_clock_sort_puts_unknown_times_last(owner_client, make_note):
     body = owner_client.get("/nodes/?sort=event-clock").content.decode()
     order = [int(i) for i in re.findall(r'<tr id="node-(\d+)"', body)]
     assert order.index(late.pk) < order.index(early.pk) < order.index(unknown.pk)
+
+
+def test_searching_and_opening_a_result_is_not_a_read_and_the_page_says_so(owner_client, make_note):
+    note = make_note("A heron on the weir at dawn.")
+    body = owner_client.get("/search/?q=heron").content.decode()
+    assert f'id="result-{note.pk}"' in body
+    assert "opening one is not a read" in body
+    assert owner_client.get(f"/node/{note.pk}/").status_code == 200
+    note.refresh_from_db()
+    assert (note.access_count, note.last_accessed_at) == (0, None)
