@@ -74,19 +74,6 @@ def _min_age(days: float | None) -> float:
     return settings.GROVE_DECAY_MIN_AGE_DAYS if days is None else days
 
 
-def _held_by(spared: set[int], edges: tuple[np.ndarray, np.ndarray]) -> set[int]:
-    """The spared nodes and everything they hold through the mark's holding edges."""
-    src, dst = edges
-    seen = set(spared)
-    frontier = np.fromiter(spared, dtype=np.int64, count=len(spared))
-    while len(frontier) and len(src):
-        reached = np.unique(dst[np.isin(src, frontier)]).tolist()
-        fresh = [n for n in reached if n not in seen]
-        seen.update(fresh)
-        frontier = np.array(fresh, dtype=np.int64)
-    return seen
-
-
 def _sweep(
     ids: list[int],
     *,
@@ -105,7 +92,7 @@ def _sweep(
         point = transaction.savepoint()
         snapshots = _flag(ids, now=now, cutoff=cutoff, since=since, edge_mark=edge_mark)
         spared = set(ids).difference(snapshots)
-        held = _held_by(spared, edges).intersection(snapshots) if spared else set()
+        held = reach.holdings(spared, edges).intersection(snapshots) if spared else set()
         if held:
             transaction.savepoint_rollback(point)
             rest = [i for i in ids if i not in held]
@@ -175,7 +162,7 @@ def decay(
                 batch, cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
             )
             if len(done) < len(batch):  # holders come first: what a spared one holds may follow
-                kept |= _held_by(set(batch).difference(done), found.edges)
+                kept |= reach.holdings(set(batch).difference(done), found.edges)
             result["count"] += len(done)
             if beat:
                 beat(**result)

@@ -252,3 +252,17 @@ def holders_first(garbage: np.ndarray, edges: tuple[np.ndarray, np.ndarray]) -> 
         src, dst = src[~gone], dst[~gone]
         left = left[~free]
     return np.concatenate(order).tolist()
+
+
+def holdings(spared: set[int], edges: tuple[np.ndarray, np.ndarray]) -> set[int]:
+    """`spared` and everything it holds through `edges` (a Mark's holding edges), transitively:
+    what the sweep must leave live with a node it spared (memory/sleep/decay.py)."""
+    src, dst = edges
+    seen = set(spared)
+    frontier = np.fromiter(spared, dtype=np.int64, count=len(spared))
+    while len(frontier) and len(src):
+        reached = np.unique(dst[np.isin(src, frontier)]).tolist()
+        fresh = [n for n in reached if n not in seen]
+        seen.update(fresh)
+        frontier = np.array(fresh, dtype=np.int64)
+    return seen
