@@ -197,7 +197,11 @@ def main() -> None:
         print(name, [round(statistics.fmean(r[j] for r in rows), 3) for j in range(len(KS))])
     print("\n".join(breakdown(qs, named)))
     if "--fit" in sys.argv:
-        write_model(fit(pool_list), "LoCoMo dev, all five conversations, shipped fusion weights")
+        note = (
+            "LoCoMo dev (locomo-dev.json): all five conversations, 760 questions, pools under "
+            "the shipped fusion weights (python -m bench.locomo_rerank --fit)"
+        )
+        write_model(fit(pool_list), note)
 
 
 if __name__ == "__main__":

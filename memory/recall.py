@@ -286,8 +286,9 @@ def _coarse_index(matrix: _Matrix) -> Any:
 
 
 def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int, dict[str, Any]]:
-    """Rows by id; with `parents` each has its "parent" (derived_from, lowest id, or None): the
-    reranker's signal, read with the row rather than by a query of its own (memory.rerank)."""
+    """Rows by id; with `parents` each has its "parent" (derived_from, lowest id, or None) and
+    its "mentions" (its Mention rows as "kind:entity" lines, or None): the reranker's signals,
+    read with the row rather than by queries of their own (memory.rerank)."""
     if not node_ids:
         return {}
     marks = ",".join(["%s"] * len(node_ids))
@@ -295,10 +296,16 @@ def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int,
     keys += ("signature", "when")
     parent = ""
     if parents:
-        keys += ("parent",)
+        keys += ("parent", "mentions")
+        lines = (
+            "string_agg(m.kind || ':' || m.entity, chr(10))"
+            if connection.vendor == "postgresql"
+            else "group_concat(m.kind || ':' || m.entity, char(10))"
+        )
         parent = (
             ", (SELECT min(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = memory_node.id"
-            " AND e.kind = 'derived_from')"
+            f" AND e.kind = 'derived_from'), (SELECT {lines} FROM memory_mention m"
+            " WHERE m.node_id = memory_node.id)"
         )
     with connection.cursor() as cursor:
         cursor.execute(

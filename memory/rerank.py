@@ -3,9 +3,10 @@ POOL best candidates (memory.rank), learned from questions whose evidence is kno
 
 The signals are what ranking already knows about a candidate (its fused score and place, the
 lists it came from, the edge that brought it, whether its signer is named, its length, and how
-it sits beside the best hits: same parent, turns away); nothing is read for them but the
-candidates' parents. The model is a logistic regression whose coefficients are a file
-(MODEL_PATH, plain JSON: feature names, scaling, coefficients); the bench fits it
+it sits beside the best hits: same parent, turns away; the names, dates and quantities sleep
+found in it); nothing is read for them but the candidates' parents and mentions. The model
+is a logistic regression whose coefficients are a file (MODEL_PATH, plain JSON: feature
+names, scaling, coefficients); the bench fits it
 (`python -m bench.locomo_rerank --fit`) on the LoCoMo dev questions, which makes its
 coefficients tunables chosen on dev, like memory.rank.Weights (docs/recall.md says so and how
 the held-out figure keeps it honest). Without a usable file (missing, unreadable, features that
@@ -51,7 +52,12 @@ FEATURES = (
     "early",  # 1 / (1 + ids after its parent's): a session's or file's first nodes carry news
     "session_top",  # share of the fused top TOP sharing this node's parent
     "near_top",  # 1 / (1 + id distance to the nearest of the top NEAR in the same parent)
+    "names",  # names it mentions (memory.entities) other than the pool's signers, up to NAMES
+    "specifics",  # dates and quantities it mentions, up to SPECIFICS
 )
+# Mentions counted before they stop adding (set by reading, not searched: docs/recall.md).
+NAMES = 3
+SPECIFICS = 2
 
 
 class ModelRefused(ValueError):
@@ -71,6 +77,8 @@ class Signals:
     named: bool = False
     bodies: dict[int, str] = field(default_factory=dict)  # the excerpts rank read
     parents: dict[int, int] = field(default_factory=dict)
+    mentions: dict[int, str] = field(default_factory=dict)  # "kind:entity" lines (sleep's rows)
+    speakers: frozenset[str] = frozenset()  # the pool's signers, casefolded
 
 
 @dataclass(frozen=True)
@@ -146,6 +154,8 @@ def signals(
         words=dict(words), unnamed=dict(unnamed), vector=dict(vector), date=dict(date), via=via,
         signer=signer, named=named, bodies={i: r["body"] for i, r in rows.items()},
         parents={i: r["parent"] for i, r in rows.items() if r.get("parent") is not None},
+        mentions={i: r["mentions"] for i, r in rows.items() if r.get("mentions")},
+        speakers=frozenset(str(r["signature"]).casefold() for r in rows.values()),
     )  # fmt: skip
 
 
@@ -161,6 +171,21 @@ def _share(ordered: Sequence[int], hits: dict[int, float], n: int) -> np.ndarray
 
 def _member(ordered: Sequence[int], among: Any, n: int) -> np.ndarray:
     return np.fromiter(map(among.__contains__, ordered), dtype=np.float64, count=n)
+
+
+def _mentioned(lines: str | None, speakers: frozenset[str]) -> tuple[float, float]:
+    """(names other than `speakers`, dates and quantities) among a node's mention lines, each
+    capped: a turn that names things tells news; one naming only its listener greets."""
+    if not lines:
+        return 0.0, 0.0
+    names = other = 0
+    for line in lines.split("\n"):
+        kind, _, entity = line.partition(":")
+        if kind == "name":
+            names += entity not in speakers
+        else:
+            other += 1
+    return min(names, NAMES) / NAMES, min(other, SPECIFICS) / SPECIFICS
 
 
 def features(ordered: Sequence[int], scores: dict[int, float], s: Signals) -> np.ndarray:
@@ -200,6 +225,8 @@ def features(ordered: Sequence[int], scores: dict[int, float], s: Signals) -> np
     x[:, 13] = np.where(has_parent, 1.0 / (1 + np.maximum(ids - parent, 0)), 0.0)
     x[:, 14] = (parent[:, None] == top[None, :]).sum(axis=1) / TOP * has_parent
     x[:, 15] = np.where(np.isfinite(near), 1.0 / (1 + near), 0.0)
+    mentions, speakers = s.mentions, s.speakers
+    x[:, 16:18] = [_mentioned(mentions.get(i), speakers) for i in ordered]
     return x
 
 

@@ -46,6 +46,11 @@ def test_features_place_each_candidate_against_the_best_hits() -> None:
         named=True,
         bodies={1: "I painted a sunrise.", 2: "Did you paint?", 3: "x" * 300},
         parents={1: 100, 2: 100, 3: 200, 4: 100},
+        mentions={
+            1: "name:mel\nname:paris\nname:louvre\nname:seine\ndate:may 2023",
+            2: "name:mel\nquantity:3 kids\ndate:friday\ndate:2022",
+        },
+        speakers=frozenset({"mel", "caro"}),
     )
     x = rerank.features([1, 2, 3, 4], {1: 2.0, 2: 1.0, 3: 0.5, 4: 0.5}, signals)
     col = {name: x[:, i].tolist() for i, name in enumerate(rerank.FEATURES)}
@@ -58,6 +63,9 @@ def test_features_place_each_candidate_against_the_best_hits() -> None:
     # Three of the four share parent 100; node 4 is 2 ids from node 2, the nearest of the top 3.
     assert col["session_top"] == [0.3, 0.3, 0.1, 0.3]
     assert col["near_top"] == [0.5, 0.5, 0.0, 1 / 3]
+    # Names other than the pool's speakers, up to NAMES; dates and quantities up to SPECIFICS.
+    assert col["names"] == [1.0, 0.0, 0.0, 0.0]
+    assert col["specifics"] == [0.5, 1.0, 0.0, 0.0]
 
 
 def test_a_model_reorders_the_pool(make_note) -> None:
@@ -148,6 +156,15 @@ def _reference(ordered, scores, s: rerank.Signals) -> np.ndarray:
 
     top = [s.parents[i] for i in ordered[: rerank.TOP] if i in s.parents]
     near = [i for i in ordered[: rerank.NEAR] if i in s.parents]
+
+    def mentioned(i):
+        lines = s.mentions.get(i, "").split("\n") if s.mentions.get(i) else []
+        kinds = [line.split(":", 1) for line in lines]
+        names = [e for k, e in kinds if k == "name" and e not in s.speakers]
+        other = [e for k, e in kinds if k != "name"]
+        return [min(len(names), rerank.NAMES) / rerank.NAMES,
+                min(len(other), rerank.SPECIFICS) / rerank.SPECIFICS]  # fmt: skip
+
     rows = []
     for place, i in enumerate(ordered):
         how = s.via.get(i, (0, ""))[1]
@@ -172,6 +189,7 @@ def _reference(ordered, scores, s: rerank.Signals) -> np.ndarray:
                 1.0 / (1 + max(i - parent, 0)) if parent is not None else 0.0,
                 top.count(parent) / rerank.TOP if parent is not None else 0.0,
                 1.0 / (1 + min(gaps)) if gaps else 0.0,
+                *mentioned(i),
             ]
         )
     return np.array(rows, dtype=np.float64)
@@ -195,6 +213,11 @@ def _pool(rng: np.random.Generator) -> tuple[list[int], dict[int, float], rerank
         return " ".join(words) + str(rng.choice(["", "?", " ? ", "."]))
 
     kinds = ["responds_to", "responds_to, 2 turns", "cites", ""]
+    entities = ["name:ann", "name:bo", "name:paris", "date:may", "quantity:3 kids", "name:x:y"]
+
+    def mentions():
+        return "\n".join(rng.choice(entities, size=int(rng.integers(1, 6))))
+
     return (
         ordered,
         scores,
@@ -208,6 +231,8 @@ def _pool(rng: np.random.Generator) -> tuple[list[int], dict[int, float], rerank
             named=bool(rng.random() < 0.5),
             bodies={i: body() for i in some(0.95)},
             parents={i: int(rng.integers(0, 450)) for i in some(0.8)},
+            mentions={i: mentions() for i in some(0.4)},
+            speakers=frozenset(rng.choice(["ann", "bo", "cy"], size=int(rng.integers(0, 3)))),
         ),
     )
 
@@ -229,6 +254,7 @@ def test_the_features_equal_a_plain_candidate_at_a_time_reference_on_random_pool
     x = rerank.features(*_pool(np.random.default_rng(3)))
     names = list(rerank.FEATURES)
     assert x[:, names.index("tells")].any() and x[:, names.index("session_top")].any()
+    assert x[:, names.index("names")].any() and x[:, names.index("specifics")].any()
 
 
 def test_the_rows_read_for_the_reranker_carry_each_nodes_first_parent(make_note) -> None:
@@ -250,4 +276,20 @@ def test_the_rows_read_for_the_reranker_carry_each_nodes_first_parent(make_note)
     rows = preview_rows([child.pk, first.pk], parents=True)
     assert rows[child.pk]["parent"] == min(first.pk, second.pk)
     assert rows[first.pk]["parent"] is None  # a session derives from nothing
+    assert rows[child.pk]["mentions"] is None  # sleep has not found its names yet
     assert "parent" not in preview_rows([child.pk])[child.pk]
+
+
+def test_the_rows_read_for_the_reranker_carry_the_names_sleep_found(make_note) -> None:
+    from memory.entities import record_mentions
+    from memory.recall import preview_rows
+
+    note = make_note("We walked to the Old Mill with Ann on 7 May 2023.")
+    record_mentions(after_id=0, limit=None)
+    lines = set(preview_rows([note.pk], parents=True)[note.pk]["mentions"].split("\n"))
+    assert {"name:old mill", "name:ann"} <= lines and any(x.startswith("date:") for x in lines)
+    signals = rerank.signals(
+        preview_rows([note.pk], parents=True), words=[], unnamed=[], vector=[], date=[], via={},
+        signer=set(), named=False,
+    )  # fmt: skip
+    assert rerank._mentioned(signals.mentions[note.pk], signals.speakers)[0] == 2 / rerank.NAMES
