@@ -1,10 +1,11 @@
 """The decay step alone, timed on fresh copies of one graph slept up to it (not a make bench
-section): `python -m bench.decay_step [--size 100000] [--runs 3]`.
+section): `python -m bench.decay_step [--size 100000] [--runs 3] [--limit N]`.
 
 The first run copies the cached graph (bench.synthetic.graph_copy), runs sleep's steps before
 decay (embed, entities, cross-link, consolidate, promote) and keeps that file in the bench dir.
 Each run copies it, checkpoints and syncs the copy (so no run pays for writing the last one),
-and times decay() with its CPU time (time.process_time) and wall time; then the medians.
+and times decay() (with `--limit`, sleep's work cap: the full mark, then at most N nodes swept)
+with its CPU time (time.process_time) and wall time; then the medians.
 On a shared machine compare trees by running this from each, interleaved.
 """
 
@@ -40,7 +41,7 @@ def _slept_base(size: int) -> Path:
     return base
 
 
-def _one_run(base: Path) -> tuple[float, float, dict]:
+def _one_run(base: Path, limit: int | None = None) -> tuple[float, float, dict]:
     from django.core.management import call_command
     from django.db import connection
 
@@ -58,7 +59,7 @@ def _one_run(base: Path) -> tuple[float, float, dict]:
                 cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             os.sync()
             wall, cpu = time.perf_counter(), time.process_time()
-            result = decay(now=datetime.now(UTC))
+            result = decay(now=datetime.now(UTC), limit=limit)
             return time.perf_counter() - wall, time.process_time() - cpu, result
     finally:
         for suffix in ("", "-wal", "-shm"):
@@ -69,6 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=None, help="sleep's work cap on the sweep")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grove.settings")
     import django
@@ -77,7 +79,7 @@ def main() -> None:
     base = _slept_base(args.size)
     walls, cpus = [], []
     for run in range(args.runs):
-        wall, cpu, result = _one_run(base)
+        wall, cpu, result = _one_run(base, args.limit)
         walls.append(wall)
         cpus.append(cpu)
         print(f"run {run + 1}: {wall:.3f} s wall, {cpu:.3f} s CPU, {result}", flush=True)
