@@ -120,7 +120,7 @@ def memoised() -> Iterator[None]:
     the fusion itself is recomputed (dozens of settings in minutes on a shared machine).
     Reads by a list of ids are remembered per id, so the memory they take is bounded by the
     corpus, not by the number of settings times questions."""
-    from memory import rank, recall
+    from memory import packets, rank, recall
 
     by_call = [
         (rank, "fts_candidates"),
@@ -134,7 +134,7 @@ def memoised() -> Iterator[None]:
         (rank, "_parents"),
         (rank, "live_at"),  # answers a set of ids
         (rank, "lawful_trust"),
-        (recall, "preview_rows"),
+        (packets, "preview_rows"),
     ]
     saved = [(m, n, getattr(m, n)) for m, n in by_call + by_id]
     for module, name in by_call:

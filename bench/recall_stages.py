@@ -28,7 +28,7 @@ STAGES = [
     ("memory.recall", "_vector_candidates"),
     ("memory.rank", "_lawful"),
     ("memory.rank", "_expand"),
-    ("memory.recall", "preview_rows"),  # the pool's rows (and their parents, for the reranker)
+    ("memory.packets", "preview_rows"),  # the pool's rows (and their parents, for the reranker)
     ("memory.rank", "boost"),  # those rows read, recency and the signer boost
     ("memory.rerank", "signals"),
     ("memory.rerank", "reorder"),

@@ -30,7 +30,7 @@ from memory.models import (
     Node,
     Trust,
 )
-from memory.recall import EXCERPT_CHARS, excerpt_of
+from memory.packets import EXCERPT_CHARS, excerpt_of
 from memory.trust import trust_map
 from memory.visibility import HIDDEN_TRUST, MAX_ID
 

@@ -20,7 +20,8 @@ from dashboard.highlight import highlight
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.errors import Invalid
 from memory.models import Node
-from memory.recall import EXCERPT_CHARS, MAX_LIMIT, query_terms, recall
+from memory.packets import EXCERPT_CHARS
+from memory.recall import MAX_LIMIT, query_terms, recall
 from memory.visibility import SCOPES, Visibility
 
 RESULTS = 20

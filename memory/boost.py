@@ -25,7 +25,7 @@ def boost(
 ) -> tuple[dict[int, dict[str, Any]], set[int]]:
     """The preview rows of `ordered` (those in `read` not read again) and the nodes whose signer
     the query names; `scores` weighted in place (recency, then 1 + `signer` for those)."""
-    from memory.recall import preview_rows
+    from memory.packets import preview_rows
 
     rows = {i: read[i] for i in ordered if i in read}
     rows.update(preview_rows([i for i in ordered if i not in read], parents=parents))

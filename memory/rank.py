@@ -205,7 +205,7 @@ def _names(
     """Query words naming a signer of one of the word list's lawful best hits, when some
     other word is left to search. Lawfulness is asked only of hits whose signer is named (most
     queries name none, and pay one read of 20 rows, kept in `read` for rank's pool)."""
-    from memory.recall import preview_rows
+    from memory.packets import preview_rows
 
     if len(terms) < 2 or not hits:
         return []

@@ -12,7 +12,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,6 +30,7 @@ from memory.embed import get_embedder
 from memory.errors import Invalid
 from memory.lexical import match_expression, query_terms
 from memory.models import RecallLog
+from memory.packets import packet
 from memory.vector_index import current as current_index
 from memory.vector_index import epoch
 from memory.visibility import Visibility, live_at
@@ -39,7 +40,6 @@ __all__ = ["live_at", "match_expression", "query_terms", "recall", "vector_matri
 
 logger = logging.getLogger("grove.recall")
 
-EXCERPT_CHARS = 240
 MAX_LIMIT = 100
 VECTOR_CANDIDATES = 100
 # Below this cosine, similarity is projection noise (random 256-d projections of unrelated
@@ -283,60 +283,6 @@ def _coarse_index(matrix: _Matrix) -> Any:
         block = matrix.vectors[matrix.coarse.ntotal : matrix.n]
         matrix.coarse.add(np.ascontiguousarray(block, dtype=np.float32))
     return matrix.coarse
-
-
-def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int, dict[str, Any]]:
-    """Rows by id; with `parents` each has its "parent" (derived_from, lowest id, or None) and
-    its "mentions" (its Mention rows as "kind:entity" lines, or None): the reranker's signals,
-    read with the row rather than by queries of their own (memory.rerank)."""
-    if not node_ids:
-        return {}
-    marks = ",".join(["%s"] * len(node_ids))
-    keys: tuple[str, ...] = ("id", "jurisdiction", "kind", "body", "source", "domain")
-    keys += ("signature", "when")
-    parent = ""
-    if parents:
-        keys += ("parent", "mentions")
-        lines = (
-            "string_agg(m.kind || ':' || m.entity, chr(10))"
-            if connection.vendor == "postgresql"
-            else "group_concat(m.kind || ':' || m.entity, char(10))"
-        )
-        parent = (
-            ", (SELECT min(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = memory_node.id"
-            f" AND e.kind = 'derived_from'), (SELECT {lines} FROM memory_mention m"
-            " WHERE m.node_id = memory_node.id)"
-        )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, jurisdiction, kind, substr(body, 1, %s), source, domain, signature, "
-            f"COALESCE(referent_time, created_at){parent} FROM memory_node WHERE id IN ({marks})",
-            [EXCERPT_CHARS + 1, *node_ids],
-        )
-        return {row[0]: dict(zip(keys, row, strict=True)) for row in cursor.fetchall()}
-
-
-def excerpt_of(text: str) -> str:
-    """A bounded preview: at most EXCERPT_CHARS characters, an ellipsis when cut."""
-    text = " ".join(text.split())
-    if len(text) <= EXCERPT_CHARS:
-        return text
-    return text[: EXCERPT_CHARS - 1].rstrip() + "…"
-
-
-def packet(row: dict[str, Any], *, trust: str, score: float | None = None) -> dict[str, Any]:
-    """A preview: jurisdiction first (why it is here), never the body."""
-    result: dict[str, Any] = {
-        "jurisdiction": row["jurisdiction"],
-        "id": row["id"],
-        "trust": trust,
-        "kind": row["kind"],
-        "excerpt": excerpt_of(row["body"]),
-        "source": row["source"],
-    }
-    if score is not None:
-        result["score"] = round(float(score), 6)
-    return result
 
 
 def recall(

@@ -33,8 +33,8 @@ from django.utils import timezone
 
 from memory.errors import Forbidden, Invalid
 from memory.models import Edge, EdgeKind, Node, Ticket
+from memory.packets import packet, preview_rows
 from memory.read import read, visible_node
-from memory.recall import packet, preview_rows
 from memory.visibility import Visibility, db_time, lawful
 
 DIRECTIONS = ("in", "out", "next", "prev", "deeper", "shallower")

@@ -376,7 +376,7 @@ def test_proposing_a_decayed_node_is_refused_by_its_code(make_note) -> None:
 
 
 def test_a_long_body_is_previewed_cut_with_an_ellipsis(make_note) -> None:
-    from memory.recall import EXCERPT_CHARS
+    from memory.packets import EXCERPT_CHARS
 
     make_note("heron " * 60)  # 360 characters
     (packet,) = recall("heron")

@@ -258,7 +258,7 @@ def test_the_features_equal_a_plain_candidate_at_a_time_reference_on_random_pool
 
 
 def test_the_rows_read_for_the_reranker_carry_each_nodes_first_parent(make_note) -> None:
-    from memory.recall import preview_rows
+    from memory.packets import preview_rows
     from memory.write import write_node
 
     def session(name):
@@ -282,7 +282,7 @@ def test_the_rows_read_for_the_reranker_carry_each_nodes_first_parent(make_note)
 
 def test_the_rows_read_for_the_reranker_carry_the_names_sleep_found(make_note) -> None:
     from memory.entities import record_mentions
-    from memory.recall import preview_rows
+    from memory.packets import preview_rows
 
     note = make_note("We walked to the Old Mill with Ann on 7 May 2023.")
     record_mentions(after_id=0, limit=None)

@@ -1,0 +1,66 @@
+"""Packets: what recall, walk and the dashboard hand back about a node, a preview and never the
+body: the rows they are built from (one read for many ids, with the reranker's signals when asked)
+and the bounded excerpt."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import connection
+
+EXCERPT_CHARS = 240
+
+
+def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int, dict[str, Any]]:
+    """Rows by id; with `parents` each has its "parent" (derived_from, lowest id, or None) and
+    its "mentions" (its Mention rows as "kind:entity" lines, or None): the reranker's signals,
+    read with the row rather than by queries of their own (memory.rerank)."""
+    if not node_ids:
+        return {}
+    marks = ",".join(["%s"] * len(node_ids))
+    keys: tuple[str, ...] = ("id", "jurisdiction", "kind", "body", "source", "domain")
+    keys += ("signature", "when")
+    parent = ""
+    if parents:
+        keys += ("parent", "mentions")
+        lines = (
+            "string_agg(m.kind || ':' || m.entity, chr(10))"
+            if connection.vendor == "postgresql"
+            else "group_concat(m.kind || ':' || m.entity, char(10))"
+        )
+        parent = (
+            ", (SELECT min(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = memory_node.id"
+            f" AND e.kind = 'derived_from'), (SELECT {lines} FROM memory_mention m"
+            " WHERE m.node_id = memory_node.id)"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, jurisdiction, kind, substr(body, 1, %s), source, domain, signature, "
+            f"COALESCE(referent_time, created_at){parent} FROM memory_node WHERE id IN ({marks})",
+            [EXCERPT_CHARS + 1, *node_ids],
+        )
+        return {row[0]: dict(zip(keys, row, strict=True)) for row in cursor.fetchall()}
+
+
+def excerpt_of(text: str) -> str:
+    """A bounded preview: at most EXCERPT_CHARS characters, an ellipsis when cut."""
+    text = " ".join(text.split())
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    return text[: EXCERPT_CHARS - 1].rstrip() + "…"
+
+
+def packet(row: dict[str, Any], *, trust: str, score: float | None = None) -> dict[str, Any]:
+    """A preview: jurisdiction first (why it is here), never the body."""
+    result: dict[str, Any] = {
+        "jurisdiction": row["jurisdiction"],
+        "id": row["id"],
+        "trust": trust,
+        "kind": row["kind"],
+        "excerpt": excerpt_of(row["body"]),
+        "source": row["source"],
+    }
+    if score is not None:
+        result["score"] = round(float(score), 6)
+    return result
