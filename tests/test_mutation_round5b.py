@@ -1,0 +1,168 @@
+"""Recall's ranking, its explanations and sleep's holdings: behaviours that round 5's
+whole-module, one-child mutation run of memory.recall, memory.rank, memory.why and
+memory.sleep.reach found no test pinned (issue 16, docs/mutation.md "Round 5"). Each test is
+named for the behaviour it holds; unit level, real SQLite, no browser and no worker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+from threadpoolctl import ThreadpoolController
+
+from memory import lexical, rank
+from memory.entities import record_mentions
+from memory.models import Node
+from memory.rank import _entity_expand, _feedback
+from memory.recall import _coarse_index, _exact_candidates
+from memory.sleep.reach import holdings
+from memory.visibility import Visibility
+from memory.why import WHY_CHARS, explain
+from tests.test_entities import OTHER, SEEKER
+from tests.test_recall import mark
+from tests.test_recall_coarse import matrix_of
+
+EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_document_counts():
+    # Document counts are cached per database name and term; ids restart with each test's
+    # rollback, so a count cached by an earlier test could speak of other rows.
+    lexical._df_cache.clear()
+    yield
+    lexical._df_cache.clear()
+
+
+def _store(*bodies: str) -> list[Node]:
+    """Nodes with ids 1, 2, ... (written straight, as a bench does): the store's size, which
+    bounds a rare word's document count, is then exactly len(bodies)."""
+    assert not Node.objects.exists()
+    rows = [
+        Node(
+            pk=i,
+            body=body,
+            body_hash=f"{i:064x}",
+            content_key=f"{i:064x}",
+            kind="internet",
+            jurisdiction="wild",
+            signature="bench",
+        )
+        for i, body in enumerate(bodies, start=1)
+    ]
+    return Node.objects.bulk_create(rows)
+
+
+def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
+    trusts = dict.fromkeys(scores, "unreviewed")
+    with rank.using(feedback=1.0, **weights):
+        return _feedback(scores, ["query"], EVERYTHING, trusts, False)
+
+
+def test_feedback_reads_the_best_scored_hits_not_the_newest_or_the_worst(db):
+    a, b, c, d = _store(
+        "Kingfisher on the weir.", "Kingfisher at dawn.", "Osprey over it.", "Osprey again."
+    )
+    scores = {a.pk: 1.0, b.pk: 0.9, c.pk: 0.2, d.pk: 0.1}
+    assert _fed(scores, feedback_docs=2) == (["kingfisher"], {a.pk, b.pk})
+
+
+def test_feedback_words_are_longer_than_two_letters_and_not_numbers(db):
+    a, b = _store("Owl ox 1999 marsh.", "Owl ox 1999 fen.")
+    assert _fed({a.pk: 1.0, b.pk: 0.9}) == (["owl"], {a.pk, b.pk})
+
+
+def test_a_feedback_word_is_rare_in_at_most_five_documents_of_a_small_store(db):
+    # Five documents hold kingfisher and six hold heron; with 11 nodes, 2% is under five.
+    nodes = _store(
+        *["Kingfisher and heron."] * 2, *["Kingfisher."] * 3, *["Heron."] * 4, "Egret.", "Ibis."
+    )
+    a, b = nodes[0], nodes[1]
+    assert _fed({a.pk: 1.0, b.pk: 0.9}) == (["kingfisher"], set(range(1, 6)))
+
+
+def test_feedback_words_come_most_shared_first(db):
+    nodes = _store("Apple orchard.", "Apple zebra.", "Zebra crossing.", "Zebra stripes.")
+    scores = {n.pk: 1.0 - n.pk / 10 for n in nodes}
+    assert _fed(scores, feedback_docs=4, feedback_terms=1)[0] == ["zebra"]
+
+
+@pytest.mark.sqlite_only  # FTS5's unicode61 does not fold ß, so "strasse" does not find it
+def test_a_shared_word_the_index_finds_in_one_document_is_fed_back(db):
+    a, b = _store("Straße im Regen.", "Strasse im Schnee.")
+    assert _fed({a.pk: 1.0, b.pk: 0.9}) == (["strasse"], {b.pk})
+
+
+@pytest.mark.sqlite_only  # as above
+def test_a_shared_word_the_index_cannot_find_is_not_fed_back(db):
+    a, b = _store("Straße im Regen.", "Straße im Schnee.")
+    assert _fed({a.pk: 1.0, b.pk: 0.9}) == ([], set())
+
+
+def test_the_entity_expansion_reaches_a_superseded_node_when_asked_for_superseded(make_note):
+    seeker, other = make_note(SEEKER), make_note(OTHER)
+    mark(other, "superseded")
+    record_mentions(after_id=0, limit=None)
+    for include, expected in ((True, {other.pk: (seeker.pk, "ottoline brackwater")}), (False, {})):
+        trusts = {seeker.pk: "unreviewed"}
+        with rank.using(entity=1.0):
+            found = _entity_expand([seeker.pk], {seeker.pk: 1.0}, trusts, EVERYTHING, include)
+        assert found == expected
+
+
+@dataclass
+class _Placed:
+    id: int
+    why: list[str] = field(default_factory=list)
+
+
+def test_why_names_only_the_selective_query_words_a_body_holds(db):
+    # 52 of 52 documents hold "common": past the common share, it is not a selective term.
+    (heron, *_) = _store("Heron, common.", *["Common."] * 51)
+    assert explain([_Placed(heron.pk, ["words"])], ["heron", "common"]) == {
+        heron.pk: "words: heron"
+    }
+
+
+def test_why_says_related_when_no_list_or_edge_explains_a_node(db):
+    (node,) = _store("Nothing matched.")
+    assert explain([_Placed(node.pk)], ["heron"]) == {node.pk: "related"}
+
+
+def test_why_keeps_a_line_of_exactly_its_bound_and_cuts_a_longer_one_to_it(db):
+    a, b = _store("One.", "Two.")
+    found = explain([_Placed(a.pk, ["x" * WHY_CHARS]), _Placed(b.pk, ["y" * 161])], ["z"])
+    assert found == {a.pk: "x" * WHY_CHARS, b.pk: "y" * (WHY_CHARS - 1) + "…"}
+
+
+def test_the_float16_copy_is_kept_not_rebuilt_when_no_row_was_added():
+    matrix = matrix_of(np.random.default_rng(5).standard_normal((10, 8)).astype(np.float32))
+    first = _coarse_index(matrix)
+    assert first.ntotal == 10 and _coarse_index(matrix) is first
+
+
+class _Probe(np.ndarray):
+    """The matrix's rows, noting the BLAS thread counts in force at each product with them."""
+
+    threads: list[list[int]] = []
+
+    def __matmul__(self, other):
+        blas = ThreadpoolController().select(user_api="blas").info()
+        _Probe.threads.append([lib["num_threads"] for lib in blas])
+        return np.asarray(self) @ other
+
+
+def test_the_exact_scan_multiplies_on_one_blas_thread():
+    matrix = matrix_of(np.random.default_rng(6).standard_normal((10, 8)).astype(np.float32))
+    matrix.vectors = matrix.vectors.view(_Probe)
+    _Probe.threads = []
+    found = _exact_candidates(matrix, matrix.vectors[3].view(np.ndarray), EVERYTHING, 1)
+    assert found[0][0] == 4 and _Probe.threads and all(t == 1 for ts in _Probe.threads for t in ts)
+
+
+def test_holdings_compare_ids_exactly_past_two_to_the_53():
+    # 2**53 + 1 has no float64 of its own: read as a float it would equal 2**53.
+    edges = (np.array([2**53], dtype=np.int64), np.array([7], dtype=np.int64))
+    assert holdings({2**53 + 1}, edges) == {2**53 + 1}
+    assert holdings({2**53}, edges) == {2**53, 7}
