@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 from threadpoolctl import ThreadpoolController
 
+import memory.recall as recall_module
 from memory import lexical, rank
 from memory.entities import record_mentions
 from memory.models import Node
 from memory.rank import _entity_expand, _feedback
-from memory.recall import _coarse_index, _exact_candidates
+from memory.recall import _coarse_index, _coarse_rows, _exact_candidates
 from memory.sleep.reach import holdings
 from memory.visibility import Visibility
 from memory.why import WHY_CHARS, explain
@@ -140,6 +141,14 @@ def test_the_float16_copy_is_kept_not_rebuilt_when_no_row_was_added():
     matrix = matrix_of(np.random.default_rng(5).standard_normal((10, 8)).astype(np.float32))
     first = _coarse_index(matrix)
     assert first.ntotal == 10 and _coarse_index(matrix) is first
+
+
+def test_no_visible_row_is_an_empty_list_of_row_indices(monkeypatch):
+    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    matrix = matrix_of(np.random.default_rng(7).standard_normal((55, 8)).astype(np.float32))
+    hidden = np.zeros(55, dtype=bool)
+    rows = _coarse_rows(matrix, 55, matrix.vectors[0], hidden, 5)
+    assert rows is not None and matrix.ids[rows].tolist() == []  # float indices would raise
 
 
 class _Probe(np.ndarray):
