@@ -19,7 +19,7 @@ from memory.rank import _entity_expand, _feedback
 from memory.recall import _coarse_index, _coarse_rows, _exact_candidates
 from memory.sleep.reach import holdings
 from memory.visibility import Visibility
-from memory.why import WHY_CHARS, explain
+from memory.why import WHY_CHARS, explain, reasons
 from tests.test_entities import OTHER, SEEKER
 from tests.test_recall import mark
 from tests.test_recall_coarse import matrix_of
@@ -135,6 +135,28 @@ def test_why_keeps_a_line_of_exactly_its_bound_and_cuts_a_longer_one_to_it(db):
     a, b = _store("One.", "Two.")
     found = explain([_Placed(a.pk, ["x" * WHY_CHARS]), _Placed(b.pk, ["y" * 161])], ["z"])
     assert found == {a.pk: "x" * WHY_CHARS, b.pk: "y" * (WHY_CHARS - 1) + "…"}
+
+
+def test_each_reason_has_its_own_words_in_the_lists_order_then_edge_entity_and_speaker():
+    lists = {
+        "substring": {2: 1.0},  # a list without the node is passed over, not the end
+        "words": {1: 2.0},
+        "vector": {1: 0.876},
+        "date": {1: 0.3},
+        "feedback": {1: 0.0},
+    }
+    tags = reasons(
+        1, lists, {"feedback": "kingfisher"}, {1: (7, "cites")}, signer=True, entity=(7, "ada")
+    )
+    assert tags == [
+        "words",
+        "vector 0.88",
+        "date named",
+        "feedback: kingfisher",
+        "via #7 (cites)",
+        "entity: ada",
+        "speaker named",
+    ]
 
 
 def test_the_float16_copy_is_kept_not_rebuilt_when_no_row_was_added():
