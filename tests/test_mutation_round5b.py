@@ -173,6 +173,18 @@ def test_no_visible_row_is_an_empty_list_of_row_indices(monkeypatch):
     assert rows is not None and matrix.ids[rows].tolist() == []  # float indices would raise
 
 
+def test_the_float16_pass_keeps_the_first_row_when_rows_were_added_meanwhile(monkeypatch):
+    # The copy holds 58 rows, the recall reads 55 (three were appended under it): rows 0-54
+    # are searched, the first one included.
+    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    vectors = np.zeros((58, 8), dtype=np.float32)
+    vectors[:, 1] = 1.0
+    vectors[:5, 0] = [10, 9, 8, 7, 6]
+    matrix = matrix_of(vectors)
+    rows = _coarse_rows(matrix, 55, np.eye(8, dtype=np.float32)[0], None, 5)
+    assert rows is not None and rows.tolist() == [0, 1, 2, 3, 4]
+
+
 class _Probe(np.ndarray):
     """The matrix's rows, noting the BLAS thread counts in force at each product with them."""
 
