@@ -186,14 +186,15 @@ def test_the_float16_pass_keeps_the_first_row_when_rows_were_added_meanwhile(mon
 
 
 def test_the_exact_top_one_holds_when_float16_rounding_swaps_two_rows(monkeypatch):
-    # Row 0 scores 2000.48 and row 1 2000.16, but in float16 (steps of 0.5 near 1000) row 0
-    # reads 1000 + 1000 and row 1 1000.5 + 1000: the margin, scaled by the largest row norm,
-    # keeps both for the float32 rescoring.
+    # Row 0 scores 20004.8 and row 1 20001.6, but in float16 (steps of 0.5 near 1000) row 0
+    # reads 10 * (1000 + 1000) and row 1 10 * (1000.5 + 1000): the margin, scaled by |q| and by
+    # the largest row norm, keeps both for the float32 rescoring. (The embedder's vectors are
+    # unit vectors; the bound holds for any.)
     monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
     vectors = np.zeros((55, 8), dtype=np.float32)
     vectors[:, 2] = 1.0
     vectors[0, :2], vectors[1, :2] = [1000.24, 1000.24], [1000.26, 999.9]
-    q = np.array([1, 1, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+    q = np.array([10, 10, 0, 0, 0, 0, 0, 0], dtype=np.float32)
     assert [i for i, _ in _exact_candidates(matrix_of(vectors), q, EVERYTHING, 1)] == [1]
 
 
