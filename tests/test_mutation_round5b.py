@@ -198,6 +198,16 @@ def test_the_exact_top_one_holds_when_float16_rounding_swaps_two_rows(monkeypatc
     assert [i for i, _ in _exact_candidates(matrix_of(vectors), q, EVERYTHING, 1)] == [1]
 
 
+def test_the_float16_pass_rescores_only_rows_within_twice_its_error_of_the_kth(monkeypatch):
+    # |q| = 1 and the largest row norm is 1000: twice the error is 1.18 (three times, 1.76).
+    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    vectors = np.zeros((55, 8), dtype=np.float32)
+    vectors[:, 2] = 1.0
+    vectors[0, 0], vectors[1, 0], vectors[2, 1] = 10.0, 8.5, 1000.0
+    q = np.eye(8, dtype=np.float32)[0]
+    assert _coarse_rows(matrix_of(vectors), 55, q, None, 1).tolist() == [0]
+
+
 class _Probe(np.ndarray):
     """The matrix's rows, noting the BLAS thread counts in force at each product with them."""
 
