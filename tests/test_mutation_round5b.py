@@ -6,9 +6,13 @@ named for the behaviour it holds; unit level, real SQLite, no browser and no wor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from threadpoolctl import ThreadpoolController
 
 import memory.recall as recall_module
@@ -17,9 +21,11 @@ from memory.entities import record_mentions
 from memory.models import Node
 from memory.rank import _entity_expand, _feedback
 from memory.recall import _coarse_index, _coarse_rows, _exact_candidates
+from memory.sleep import reach
 from memory.sleep.reach import holdings
 from memory.visibility import Visibility
 from memory.why import WHY_CHARS, explain, reasons
+from tests.test_decay import lone  # noqa: F401  (a fixture)
 from tests.test_entities import OTHER, SEEKER
 from tests.test_recall import mark
 from tests.test_recall_coarse import matrix_of
@@ -232,3 +238,19 @@ def test_holdings_compare_ids_exactly_past_two_to_the_53():
     edges = (np.array([2**53], dtype=np.int64), np.array([7], dtype=np.int64))
     assert holdings({2**53 + 1}, edges) == {2**53 + 1}
     assert holdings({2**53}, edges) == {2**53, 7}
+
+
+@pytest.mark.sqlite_only  # SQLite takes a partial index only when the query repeats its terms
+def test_the_candidates_read_can_use_the_partial_decay_index(lone):  # noqa: F811
+    old = lone("Old and unread.", days_old=40)
+    with CaptureQueriesContext(connection) as queries:
+        found = reach.candidates(timezone.now() - timedelta(days=14))
+    assert found.tolist() == [old.pk]
+    (read,) = [q["sql"] for q in queries.captured_queries if "access_count = 0" in q["sql"]]
+    # INDEXED BY fails ("no query solution") when the WHERE does not imply the index's terms.
+    forced = read.replace(
+        "FROM memory_node", "FROM memory_node INDEXED BY memory_node_decay_candidates"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(forced)
+        assert cursor.fetchone()[0] == str(old.pk * 2 + 1)  # the id, and old at the one cutoff
