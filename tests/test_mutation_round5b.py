@@ -19,7 +19,7 @@ import memory.recall as recall_module
 from memory import lexical, rank
 from memory.entities import record_mentions
 from memory.models import Node
-from memory.rank import _entity_expand, _feedback
+from memory.rank import _add, _entity_expand, _feedback
 from memory.recall import _coarse_index, _coarse_rows, _exact_candidates
 from memory.sleep import reach
 from memory.sleep.reach import holdings
@@ -59,6 +59,17 @@ def _store(*bodies: str) -> list[Node]:
         for i, body in enumerate(bodies, start=1)
     ]
     return Node.objects.bulk_create(rows)
+
+
+def test_each_list_adds_its_scores_over_its_best_times_its_weight():
+    scores = {2: 0.25}
+    _add(scores, [(1, 4.0), (2, 2.0)], 0.5)
+    assert scores == {1: 0.5, 2: 0.5}
+    _add(scores, [(4, 0.5), (1, 0.25)], 1.0)  # a best below 1 (cosines) counts as well
+    _add(scores, [(3, 0.0)], 1.0)  # a best of 0: nothing to divide by, nothing added
+    _add(scores, [(3, 1.0)], 0.0)  # a list weighted 0 adds no node, not even at 0
+    _add(scores, [], 1.0)
+    assert scores == {1: 1.0, 2: 0.5, 4: 1.0}
 
 
 def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
