@@ -19,12 +19,13 @@ import memory.recall as recall_module
 from memory import lexical, rank
 from memory.entities import record_mentions
 from memory.models import Node
-from memory.rank import _add, _entity_expand, _feedback
+from memory.rank import _add, _choose, _entity_expand, _feedback, _lawful
 from memory.recall import _coarse_index, _coarse_rows, _exact_candidates
 from memory.sleep import reach
 from memory.sleep.reach import holdings
 from memory.visibility import Visibility
 from memory.why import WHY_CHARS, explain, reasons
+from review.ceremony import root
 from tests.test_decay import lone  # noqa: F401  (a fixture)
 from tests.test_entities import OTHER, SEEKER
 from tests.test_recall import mark
@@ -70,6 +71,30 @@ def test_each_list_adds_its_scores_over_its_best_times_its_weight():
     _add(scores, [(3, 1.0)], 0.0)  # a list weighted 0 adds no node, not even at 0
     _add(scores, [], 1.0)
     assert scores == {1: 1.0, 2: 0.5, 4: 1.0}
+
+
+def test_ranks_trust_is_as_of_the_instant_asked_for(make_note):
+    node = make_note("Rooted after the instant.")
+    then = timezone.now()
+    root(node.pk, adopting_words="I hold this.", expected_body_hash=node.body_hash, owner="owner")
+    view = Visibility.of(domains=None, scope="both", as_of=then)
+    assert _lawful([node.pk], view, False) == {node.pk: "unreviewed"}
+
+
+def test_the_session_lift_raises_candidates_sharing_a_parent_above_a_lone_one(make_note, lone):  # noqa: F811
+    c, a, b = lone("Alone, the oldest."), make_note("Session, first."), make_note("Second.")
+    scores = {c.pk: 1.0, a.pk: 0.6, b.pk: 0.6}
+    with rank.using(session=1.0):
+        assert _choose([c.pk, a.pk, b.pk], scores, 2) == [a.pk, b.pk]
+        assert scores == {c.pk: 1.0, a.pk: 1.2, b.pk: 1.2}  # 0.6 * (1 + 1.2 / 1.2)
+        two = {a.pk: 0.5, b.pk: 0.5}
+        assert _choose([a.pk, b.pk], two, 2) == [a.pk, b.pk] and two == {a.pk: 1.0, b.pk: 1.0}
+
+
+def test_without_lift_or_diversity_the_order_given_is_kept(make_note):
+    # The reranker's order, which the scores alone would undo.
+    a, b = make_note("First by score."), make_note("First by the reranker.")
+    assert _choose([b.pk, a.pk], {a.pk: 1.0, b.pk: 0.5}, 2) == [b.pk, a.pk]
 
 
 def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
