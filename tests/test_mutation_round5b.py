@@ -248,6 +248,9 @@ def test_the_float16_pass_rescores_only_rows_within_twice_its_error_of_the_kth(m
     vectors[0, 0], vectors[1, 0], vectors[2, 1] = 10.0, 8.5, 1000.0
     q = np.eye(8, dtype=np.float32)[0]
     assert _coarse_rows(matrix_of(vectors), 55, q, None, 1).tolist() == [0]
+    # Only the last row fetched decides whether rows past the fetch may qualify.
+    vectors[1, 0] = 9.5
+    assert _coarse_rows(matrix_of(vectors), 55, q, None, 1).tolist() == [0, 1]
 
 
 class _Probe(np.ndarray):
