@@ -20,7 +20,14 @@ from memory import lexical, rank
 from memory.entities import record_mentions
 from memory.models import Node
 from memory.rank import _add, _choose, _entity_expand, _feedback, _lawful
-from memory.recall import _coarse_index, _coarse_rows, _exact_candidates
+from memory.recall import (
+    EXCERPT_CHARS,
+    _coarse_index,
+    _coarse_rows,
+    _exact_candidates,
+    excerpt_of,
+    packet,
+)
 from memory.sleep import reach
 from memory.sleep.reach import holdings
 from memory.visibility import Visibility
@@ -199,6 +206,31 @@ def test_each_reason_has_its_own_words_in_the_lists_order_then_edge_entity_and_s
         "entity: ada",
         "speaker named",
     ]
+
+
+def test_an_excerpt_folds_whitespace_and_cuts_past_its_bound_with_an_ellipsis():
+    assert excerpt_of(" a\n\tb  c ") == "a b c"
+    whole = "x" * EXCERPT_CHARS
+    assert excerpt_of(whole) == whole
+    cut = "y" * (EXCERPT_CHARS - 2) + " zz"  # the cut falls after a space, which goes
+    assert excerpt_of(cut) == "y" * (EXCERPT_CHARS - 2) + "…"
+    assert excerpt_of(whole + "x") == "x" * (EXCERPT_CHARS - 1) + "…"
+
+
+def test_a_packet_is_the_preview_in_its_order_with_the_score_to_six_places():
+    row = {"jurisdiction": "home", "id": 7, "kind": "note", "body": "A  body.", "source": "s"}
+    row |= {"signature": "owner", "domain": "personal"}
+    found = packet(row, trust="ground", score=np.float32(0.5) / 3)
+    assert list(found.items()) == [
+        ("jurisdiction", "home"),
+        ("id", 7),
+        ("trust", "ground"),
+        ("kind", "note"),
+        ("excerpt", "A body."),
+        ("source", "s"),
+        ("score", 0.166667),
+    ]
+    assert "score" not in packet(row, trust="ground")
 
 
 def test_the_float16_copy_is_kept_not_rebuilt_when_no_row_was_added():
