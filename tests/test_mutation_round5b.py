@@ -19,7 +19,7 @@ import memory.recall as recall_module
 from memory import lexical, rank
 from memory.entities import record_mentions
 from memory.models import Node
-from memory.rank import _add, _choose, _entity_expand, _feedback, _lawful
+from memory.rank import _add, _choose, _entity_expand, _feedback, _lawful, _lift
 from memory.recall import (
     EXCERPT_CHARS,
     _coarse_index,
@@ -102,6 +102,18 @@ def test_without_lift_or_diversity_the_order_given_is_kept(make_note):
     # The reranker's order, which the scores alone would undo.
     a, b = make_note("First by score."), make_note("First by the reranker.")
     assert _choose([b.pk, a.pk], {a.pk: 1.0, b.pk: 0.5}, 2) == [b.pk, a.pk]
+
+
+def test_a_neighbour_decayed_at_the_instant_is_not_lifted_as_of_it(make_note):
+    seed, other = make_note("Seed."), make_note("Decayed, then restored.")
+    now = timezone.now()
+    mark(other, "decayed", at=now - timedelta(hours=2))
+    mark(other, "restored", at=now)
+    Node.objects.filter(pk=other.pk).update(decayed_at=None)
+    then = Visibility.of(domains=None, scope="both", as_of=now - timedelta(hours=1))
+    near = {seed.pk: [(other.pk, "responds_to")]}
+    for view, expected in ((then, {}), (EVERYTHING, {other.pk: (seed.pk, "responds_to")})):
+        assert _lift([seed.pk], near, 1.0, {seed.pk: 1.0}, {seed.pk: "x"}, view, False) == expected
 
 
 def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
