@@ -116,6 +116,18 @@ def test_a_neighbour_decayed_at_the_instant_is_not_lifted_as_of_it(make_note):
         assert _lift([seed.pk], near, 1.0, {seed.pk: 1.0}, {seed.pk: "x"}, view, False) == expected
 
 
+def test_a_neighbours_trust_is_as_of_the_instant_and_superseded_when_asked_for(make_note):
+    seed, later, old = make_note("Seed."), make_note("Rooted later."), make_note("Superseded.")
+    mark(old, "superseded")
+    then = timezone.now()
+    root(later.pk, adopting_words="I hold this.", expected_body_hash=later.body_hash, owner="owner")
+    near = {seed.pk: [(later.pk, "cites"), (old.pk, "cites")]}
+    trusts = {seed.pk: "x"}
+    view = Visibility.of(domains=None, scope="both", as_of=then)
+    _lift([seed.pk], near, 1.0, {seed.pk: 1.0}, trusts, view, True)
+    assert trusts == {seed.pk: "x", later.pk: "unreviewed", old.pk: "superseded"}
+
+
 def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
     trusts = dict.fromkeys(scores, "unreviewed")
     with rank.using(feedback=1.0, **weights):
