@@ -128,6 +128,22 @@ def test_a_neighbours_trust_is_as_of_the_instant_and_superseded_when_asked_for(m
     assert trusts == {seed.pk: "x", later.pk: "unreviewed", old.pk: "superseded"}
 
 
+def test_a_neighbour_gains_half_its_best_seeds_score_times_the_weight_first_seed_on_ties(
+    make_note,
+):
+    s1, s2, s3, n, m = (make_note(f"Node {i}.") for i in range(5))
+    scores = {s1.pk: 1.0, s2.pk: 0.8, s3.pk: 1.0, n.pk: 0.1}
+    trusts = dict.fromkeys(scores, "unreviewed")
+    near = {
+        s1.pk: [(n.pk, "cites")],
+        s2.pk: [(n.pk, "answers"), (m.pk, "cites")],
+        s3.pk: [(n.pk, "answers")],
+    }
+    via = _lift([s1.pk, s2.pk, s3.pk], near, 0.5, scores, trusts, EVERYTHING, False)
+    assert via == {n.pk: (s1.pk, "cites"), m.pk: (s2.pk, "cites")}
+    assert scores[n.pk] == pytest.approx(0.35) and scores[m.pk] == pytest.approx(0.2)
+
+
 def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
     trusts = dict.fromkeys(scores, "unreviewed")
     with rank.using(feedback=1.0, **weights):
