@@ -19,12 +19,13 @@ import memory.recall as recall_module
 from memory import lexical, rank
 from memory.entities import record_mentions
 from memory.models import Node
-from memory.rank import _add, _choose, _entity_expand, _feedback, _lawful, _lift
+from memory.rank import _add, _choose, _entity_expand, _expand, _feedback, _lawful, _lift
 from memory.recall import (
     EXCERPT_CHARS,
     _coarse_index,
     _coarse_rows,
     _exact_candidates,
+    _reserve,
     excerpt_of,
     packet,
 )
@@ -142,6 +143,15 @@ def test_a_neighbour_gains_half_its_best_seeds_score_times_the_weight_first_seed
     via = _lift([s1.pk, s2.pk, s3.pk], near, 0.5, scores, trusts, EVERYTHING, False)
     assert via == {n.pk: (s1.pk, "cites"), m.pk: (s2.pk, "cites")}
     assert scores[n.pk] == pytest.approx(0.35) and scores[m.pk] == pytest.approx(0.2)
+
+
+def test_the_edge_expansion_reaches_a_superseded_reply_when_asked_for_superseded(make_note):
+    seed = make_note("The heron stood in the reeds.")
+    reply = make_note("Superseded reply.", origins=[{"id": seed.pk, "relation": "responds_to"}])
+    mark(reply, "superseded")
+    for include, expected in ((True, {reply.pk: (seed.pk, "responds_to")}), (False, {})):
+        trusts = {seed.pk: "unreviewed"}
+        assert _expand([seed.pk], {seed.pk: 1.0}, trusts, EVERYTHING, include) == expected
 
 
 def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
@@ -271,6 +281,15 @@ def test_a_packet_is_the_preview_in_its_order_with_the_score_to_six_places():
         ("score", 0.166667),
     ]
     assert "score" not in packet(row, trust="ground")
+
+
+def test_a_full_matrix_is_not_grown_until_a_row_more_is_needed():
+    matrix = matrix_of(np.ones((10, 8), dtype=np.float32))
+    full, vectors = len(matrix.ids), matrix.vectors
+    _reserve(matrix, full)
+    assert len(matrix.ids) == full and matrix.vectors is vectors
+    _reserve(matrix, full + 1)
+    assert len(matrix.ids) > full and matrix.vectors[:10].tolist() == vectors[:10].tolist()
 
 
 def test_the_float16_copy_is_kept_not_rebuilt_when_no_row_was_added():
