@@ -288,8 +288,13 @@ def test_a_full_matrix_is_not_grown_until_a_row_more_is_needed():
     full, vectors = len(matrix.ids), matrix.vectors
     _reserve(matrix, full)
     assert len(matrix.ids) == full and matrix.vectors is vectors
+    before = [a[:10].tolist() for a in (matrix.ids, matrix.domain_codes, matrix.wild)]
+    created = matrix.created[:10].tolist()
     _reserve(matrix, full + 1)
-    assert len(matrix.ids) > full and matrix.vectors[:10].tolist() == vectors[:10].tolist()
+    assert len(matrix.ids) == len(matrix.vectors) == int(full * 1.25) + 1024
+    assert [a[:10].tolist() for a in (matrix.ids, matrix.domain_codes, matrix.wild)] == before
+    assert matrix.created[:10].tolist() == created and matrix.vectors.dtype == np.float32
+    assert matrix.vectors[:10].tolist() == vectors[:10].tolist()
 
 
 def test_the_float16_copy_is_kept_not_rebuilt_when_no_row_was_added():
