@@ -154,6 +154,23 @@ def test_the_edge_expansion_reaches_a_superseded_reply_when_asked_for_superseded
         assert _expand([seed.pk], {seed.pk: 1.0}, trusts, EVERYTHING, include) == expected
 
 
+def test_each_further_turn_of_a_reply_chain_inherits_half_the_last_ones_weight(make_note):
+    a = make_note("The heron stood in the reeds.")
+    b = make_note("Reply one.", origins=[{"id": a.pk, "relation": "responds_to"}])
+    c = make_note("Reply two.", origins=[{"id": b.pk, "relation": "responds_to"}])
+    d = make_note("Reply three.", origins=[{"id": c.pk, "relation": "responds_to"}])
+    mark(d, "superseded")
+    scores, trusts = {a.pk: 1.0}, {a.pk: "unreviewed"}
+    with rank.using(reach=3, neighbour=1.0, reach_decay=0.5):
+        via = _expand([a.pk], scores, trusts, EVERYTHING, True)
+    assert via == {
+        b.pk: (a.pk, "responds_to"),
+        c.pk: (a.pk, "responds_to, 2 turns"),
+        d.pk: (a.pk, "responds_to, 3 turns"),
+    }
+    assert scores == {a.pk: 1.0, b.pk: 0.5, c.pk: 0.25, d.pk: 0.125}
+
+
 def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
     trusts = dict.fromkeys(scores, "unreviewed")
     with rank.using(feedback=1.0, **weights):
