@@ -19,7 +19,16 @@ import memory.recall as recall_module
 from memory import lexical, rank
 from memory.entities import record_mentions
 from memory.models import Node
-from memory.rank import _add, _choose, _entity_expand, _expand, _feedback, _lawful, _lift
+from memory.rank import (
+    _add,
+    _choose,
+    _entity_expand,
+    _expand,
+    _feedback,
+    _lawful,
+    _lift,
+    _neighbours,
+)
 from memory.recall import (
     EXCERPT_CHARS,
     _coarse_index,
@@ -169,6 +178,15 @@ def test_each_further_turn_of_a_reply_chain_inherits_half_the_last_ones_weight(m
         d.pk: (a.pk, "responds_to, 3 turns"),
     }
     assert scores == {a.pk: 1.0, b.pk: 0.5, c.pk: 0.25, d.pk: 0.125}
+
+
+def test_the_neighbours_as_of_an_instant_are_over_the_edges_existing_then(make_note):
+    a = make_note("Seed.")
+    b = make_note("Reply.", origins=[{"id": a.pk, "relation": "responds_to"}])
+    then = timezone.now()
+    make_note("A later reply.", origins=[{"id": a.pk, "relation": "responds_to"}])
+    view = Visibility.of(domains=None, scope="both", as_of=then)
+    assert _neighbours([a.pk], view) == {a.pk: [(b.pk, "responds_to")]}
 
 
 def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
