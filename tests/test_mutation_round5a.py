@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from memory.errors import Conflict, GroveError, Invalid, TooLarge
+from memory.errors import Conflict, GroveError, Invalid, NotFound, TooLarge
 from memory.models import Edge, Event, Kind, Node
 from memory.sleep.decay import decay, let_go
 from memory.sleep.promote import promotion_threshold
@@ -38,6 +38,8 @@ def test_the_highest_id_sqlite_holds_still_names_a_node(make_note) -> None:
 def test_an_id_below_one_names_no_node_even_one_stored_there(make_note) -> None:
     _copy_at(make_note("Stored at id zero by hand."), 0)
     assert visible_ids([0], domains=None) == set()
+    with pytest.raises(NotFound):
+        node_in_domains(0)
 
 
 def _note(**fields) -> Node:
