@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from memory.errors import Conflict, GroveError, Invalid, NotFound, TooLarge
 from memory.models import Edge, Event, Kind, Node
-from memory.sleep.decay import decay, let_go
+from memory.sleep.decay import decay, let_go, restore
 from memory.sleep.promote import promotion_threshold
 from memory.tokens import create_token
 from memory.trust import trust_map
@@ -314,3 +314,11 @@ def test_a_refused_rearrival_records_why_and_what_it_carried(make_note) -> None:
     refused = Event.objects.get(node=node, kind="rearrival_refused")
     assert (refused.actor, refused.reason) == ("ann", "tombstoned")
     assert refused.detail == {"body_hash": node.body_hash, "signature": "ann", "token": None}
+
+
+def test_a_node_restored_after_its_decay_was_live_as_of_an_instant_after(make_note) -> None:
+    node = make_note("Let go, then brought back.")
+    let_go(node.pk, actor="owner")
+    restore(node.pk, actor="owner")
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    assert live_at([node.pk], as_of=later) == {node.pk}
