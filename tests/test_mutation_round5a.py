@@ -322,3 +322,9 @@ def test_a_node_restored_after_its_decay_was_live_as_of_an_instant_after(make_no
     restore(node.pk, actor="owner")
     later = datetime.now(UTC) + timedelta(seconds=1)
     assert live_at([node.pk], as_of=later) == {node.pk}
+
+
+def test_trust_is_answered_for_exactly_the_ids_asked(make_note) -> None:
+    asked, other = make_note("Asked about."), make_note("Sealed, not asked about.")
+    seal(other.pk, owner="owner")
+    assert trust_map([asked.pk]) == {asked.pk: "unreviewed"}
