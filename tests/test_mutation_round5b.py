@@ -19,6 +19,7 @@ import memory.recall as recall_module
 from memory import lexical, rank
 from memory.entities import record_mentions
 from memory.models import Node
+from memory.packets import EXCERPT_CHARS, excerpt_of, packet
 from memory.rank import (
     _add,
     _choose,
@@ -30,13 +31,10 @@ from memory.rank import (
     _neighbours,
 )
 from memory.recall import (
-    EXCERPT_CHARS,
     _coarse_index,
     _coarse_rows,
     _exact_candidates,
     _reserve,
-    excerpt_of,
-    packet,
 )
 from memory.sleep import reach
 from memory.sleep.reach import holdings
