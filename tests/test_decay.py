@@ -341,7 +341,7 @@ def test_the_sweep_rechecks_under_the_lock(make_note, lone):
     assert set(found.garbage.tolist()) >= {node.pk, held.pk}
     Node.objects.filter(pk=node.pk).update(access_count=1)
     make_note("A new note citing it.", origins=[{"id": held.pk, "relation": "cites"}])
-    done = _sweep(
+    done, _ = _sweep(
         [node.pk, held.pk],
         cutoff=timezone.now() - timedelta(days=14),
         since=timezone.now(),
@@ -431,7 +431,7 @@ def test_the_sweep_spares_a_node_the_owner_restored_since_the_mark(lone):
     restore(node.pk, actor="owner")
     cutoff = timezone.now() - timedelta(days=14)
     since = timezone.now() - timedelta(minutes=1)
-    done = _sweep(
+    done, _ = _sweep(
         [node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
     )
     assert done == [] and not is_decayed(node)
@@ -494,7 +494,7 @@ def test_a_sparing_event_without_a_node_does_not_stop_the_sweep(lone):
         )
     assert Event.objects.filter(kind="kept", node__isnull=True).exists()
     cutoff = timezone.now() - timedelta(days=14)
-    done = _sweep(
+    done, _ = _sweep(
         [node.pk], cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
     )
     assert done == [node.pk] and is_decayed(node)

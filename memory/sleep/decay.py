@@ -81,18 +81,20 @@ def _sweep(
     since: datetime,
     edge_mark: int,
     edges: tuple[np.ndarray, np.ndarray],
-) -> list[int]:
+) -> tuple[list[int], set[int]]:
     """Flag one batch and write its events in one transaction (BEGIN IMMEDIATE holds the write
     lock): a node read, kept, restored, rooted or newly held since the mark is spared, and so is
     what it holds (`edges`, the mark's), or a live node would hold a decayed one. The UPDATE
-    returns each flagged row as it now is: that is its event's snapshot."""
+    returns each flagged row as it now is: that is its event's snapshot. Returns the flagged
+    ids, and the spared nodes with everything they hold (what later batches must spare too)."""
     now = timezone.now()
     with transaction.atomic():
         # Nothing is spared in the usual batch: flag, and undo only if a spared node holds some.
         point = transaction.savepoint()
         snapshots = _flag(ids, now=now, cutoff=cutoff, since=since, edge_mark=edge_mark)
         spared = set(ids).difference(snapshots)
-        held = reach.holdings(spared, edges).intersection(snapshots) if spared else set()
+        keep = reach.holdings(spared, edges) if spared else set()
+        held = keep.intersection(snapshots)
         if held:
             transaction.savepoint_rollback(point)
             rest = [i for i in ids if i not in held]
@@ -108,7 +110,7 @@ def _sweep(
             at=now,
             snapshot_texts=snapshots,
         )
-    return done
+    return done, keep
 
 
 def _flag(
@@ -158,11 +160,10 @@ def decay(
     with _sweep_memory():
         for start in range(0, len(order), BATCH):
             batch = [i for i in order[start : start + BATCH] if i not in kept]
-            done = _sweep(
+            done, spared = _sweep(
                 batch, cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
             )
-            if len(done) < len(batch):  # holders come first: what a spared one holds may follow
-                kept |= reach.holdings(set(batch).difference(done), found.edges)
+            kept |= spared  # holders come first: what a spared one holds may follow
             result["count"] += len(done)
             if beat:
                 beat(**result)
