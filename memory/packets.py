@@ -21,7 +21,7 @@ def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int,
     marks = ",".join(["%s"] * len(node_ids))
     keys: tuple[str, ...] = ("id", "jurisdiction", "kind", "body", "source", "domain")
     keys += ("signature", "when")
-    parent = ""
+    signals = ""  # the reranker's columns, when asked
     if parents:
         keys += ("parent", "mentions")
         lines = (
@@ -29,7 +29,7 @@ def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int,
             if connection.vendor == "postgresql"
             else "group_concat(m.kind || ':' || m.entity, char(10))"
         )
-        parent = (
+        signals = (
             ", (SELECT min(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = memory_node.id"
             f" AND e.kind = 'derived_from'), (SELECT {lines} FROM memory_mention m"
             " WHERE m.node_id = memory_node.id)"
@@ -37,7 +37,7 @@ def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int,
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, jurisdiction, kind, substr(body, 1, %s), source, domain, signature, "
-            f"COALESCE(referent_time, created_at){parent} FROM memory_node WHERE id IN ({marks})",
+            f"COALESCE(referent_time, created_at){signals} FROM memory_node WHERE id IN ({marks})",
             [EXCERPT_CHARS + 1, *node_ids],
         )
         return {row[0]: dict(zip(keys, row, strict=True)) for row in cursor.fetchall()}
