@@ -186,7 +186,8 @@ def _validate(
         source=source or "",
         metadata=dict(metadata or {}),
         referent=referent,
-        created_at=created_at,
+        # In UTC, as the row keeps it, so the arrival's snapshot says what the row says.
+        created_at=parse_instant(created_at, field="created_at"),
         scroll=scroll,
         links=links,
         actor=actor or signature,

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from django.db import transaction
@@ -33,6 +33,36 @@ def test_it_stores_referent_time_in_utc(make_note):
 def test_it_accepts_z_as_utc(make_note):
     node = make_note("Zulu time.", referent_time="2024-05-08T13:56:00Z")
     assert node.referent_time == datetime(2024, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def _back_dated(root_note, created_at: datetime) -> Node:
+    origins = [{"id": root_note.pk, "relation": "derived_from"}]
+    return write_node(
+        body="Back-dated.",
+        kind="note",
+        jurisdiction="home",
+        signature="owner",
+        origins=origins,
+        created_at=created_at,
+    ).node
+
+
+def test_a_back_dated_arrival_is_kept_in_utc_on_the_row_and_in_its_snapshot(root_note):
+    # An importer's clock in another zone: the arrival's snapshot says what the row says (UTC),
+    # not the caller's offset (mutmut's write._insert 46 and 53 found the two disagreeing).
+    east = timezone(timedelta(hours=2))
+    node = _back_dated(root_note, datetime(2026, 1, 2, 5, 4, 5, tzinfo=east))
+    snapshot = Event.objects.get(node=node, kind="arrived").snapshot
+    node.refresh_from_db()
+    assert node.created_at == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert snapshot["created_at"] == "2026-01-02T03:04:05+00:00" == node.created_at.isoformat()
+
+
+def test_it_refuses_a_naive_created_at(root_note, counts):
+    before = counts()
+    with pytest.raises(Invalid, match="created_at .* no time zone offset"):
+        _back_dated(root_note, datetime(2026, 1, 2, 5, 4, 5))
+    assert counts() == before
 
 
 def test_scrub_removes_think_tags_but_keeps_the_claim():
