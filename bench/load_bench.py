@@ -30,7 +30,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from bench.api_bench import _free_port, _wait_listening
+from bench.api_bench import _free_port, _start_sleep, _wait_listening
 from bench.synthetic import _vocabulary, bench_dir, graph_copy, sentence
 
 WRITERS = 16
@@ -135,15 +135,7 @@ def _load(engine: str, env: dict[str, str]) -> str:
     server = _start_serve(port, env)
     try:
         _wait_listening(port, server)
-        sleeper = subprocess.Popen(
-            [sys.executable, "manage.py", "sleep"],
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        time.sleep(1.0)  # the sleep claims its run and starts its first step
+        sleeper = _start_sleep(env)
         out, took = _write_all(port, secret, origin)
         sleep_running_at_end = sleeper.poll() is None
         _, sleep_err = sleeper.communicate(timeout=3600)
