@@ -105,6 +105,20 @@ def make_note(db, root_note) -> Callable[..., Node]:
 
 
 @pytest.fixture
+def lone(make_note):
+    """A node with no edges at all: internet kinds may name a source instead of an origin."""
+
+    def make(body: str, *, days_old: float = 0, **fields) -> Node:
+        fields.setdefault("kind", "internet")
+        fields.setdefault("jurisdiction", "wild")
+        fields.setdefault("origins", [])
+        fields.setdefault("source", "https://example.org/page")
+        return make_note(body, days_old=days_old, **fields)
+
+    return make
+
+
+@pytest.fixture
 def stale_note(make_note) -> Node:
     """An import 40 days old, never read, with no neighbour: the decay gate selects it now."""
     return make_note(

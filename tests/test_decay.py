@@ -18,20 +18,6 @@ from memory.sleep.reach import mark
 from memory.write import write_node
 
 
-@pytest.fixture
-def lone(make_note):
-    """A node with no edges at all: internet kinds may name a source instead of an origin."""
-
-    def make(body: str, *, days_old: float = 0, **fields) -> Node:
-        fields.setdefault("kind", "internet")
-        fields.setdefault("jurisdiction", "wild")
-        fields.setdefault("origins", [])
-        fields.setdefault("source", "https://example.org/page")
-        return make_note(body, days_old=days_old, **fields)
-
-    return make
-
-
 def authority(node: Node, kind: str) -> None:
     """A ground/proposed event written the way the ceremony would leave it (raw SQL)."""
     detail = {"body_hash": node.body_hash, "adopting_words": "I hold this."}

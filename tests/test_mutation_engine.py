@@ -33,7 +33,7 @@ from memory.sleep.decay import (
 from memory.visibility import Visibility, _aware, lawful
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import root, seal
-from tests.test_decay import authority, chain, is_decayed, lone  # noqa: F401  (lone is a fixture)
+from tests.test_decay import authority, chain, is_decayed
 from tests.test_recall_coarse import START, matrix_of
 
 
@@ -45,7 +45,7 @@ def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone
     assert _aware(east) == moment
 
 
-def test_days_until_eligible_count_days_of_86400_seconds(lone, settings):  # noqa: F811
+def test_days_until_eligible_count_days_of_86400_seconds(lone, settings):
     # Long spans, so that a day a second too long shows in the first decimal.
     settings.GROVE_DECAY_MIN_AGE_DAYS = 10_000
     node = lone("Nine thousand days old.", days_old=9_000)
@@ -54,7 +54,7 @@ def test_days_until_eligible_count_days_of_86400_seconds(lone, settings):  # noq
     assert (item["age_days"], item["days_until_eligible"]) == (9000.0, 1000.0)
 
 
-def test_a_young_holding_cycle_is_eligible_when_its_members_own_ages_say(lone):  # noqa: F811
+def test_a_young_holding_cycle_is_eligible_when_its_members_own_ages_say(lone):
     a, b = lone("Cites b.", days_old=13.5), lone("Cites a.", days_old=13.6)
     Edge.objects.create(from_node=a, to_node=b, kind="cites", created_by="sleep")
     Edge.objects.create(from_node=b, to_node=a, kind="cites", created_by="sleep")
@@ -63,13 +63,13 @@ def test_a_young_holding_cycle_is_eligible_when_its_members_own_ages_say(lone): 
     assert {(i["id"], i["days_until_eligible"]) for i in items} == {(a.pk, 0.5), (b.pk, 0.5)}
 
 
-def test_creation_times_are_read_past_the_first_chunk_of_900_ids(lone):  # noqa: F811
+def test_creation_times_are_read_past_the_first_chunk_of_900_ids(lone):
     node = lone("The 901st id asked for.")
     padding = [10**9 + i for i in range(900)]  # ids no test node reaches
     assert _created_at([*padding, node.pk]) == {node.pk: node.created_at}
 
 
-def test_restoring_a_node_brings_back_each_of_its_decayed_origins(make_note, lone):  # noqa: F811
+def test_restoring_a_node_brings_back_each_of_its_decayed_origins(make_note, lone):
     first, second = lone("First origin.", days_old=40), lone("Second origin.", days_old=40)
     both = make_note("On both.", days_old=40, origins=[{"id": first.pk}, {"id": second.pk}])
     decay()
@@ -78,7 +78,7 @@ def test_restoring_a_node_brings_back_each_of_its_decayed_origins(make_note, lon
     assert not any(is_decayed(n) for n in (first, second, both))
 
 
-def test_a_let_go_origin_stays_decayed_whatever_happened_to_it_after(make_note, lone):  # noqa: F811
+def test_a_let_go_origin_stays_decayed_whatever_happened_to_it_after(make_note, lone):
     p, k, g = chain(make_note, lone)
     let_go(p.pk, actor="owner")
     seal(p.pk, owner="owner")  # a later event on p, not a decay
@@ -87,7 +87,7 @@ def test_a_let_go_origin_stays_decayed_whatever_happened_to_it_after(make_note, 
     assert not is_decayed(g) and not is_decayed(k) and is_decayed(p)
 
 
-def test_the_restore_walk_stops_once_it_has_seen_5000_nodes(lone):  # noqa: F811
+def test_the_restore_walk_stops_once_it_has_seen_5000_nodes(lone):
     # The holder and 4,999 decayed nodes it cites make 5,000 seen after one level: the walk
     # stops there, and the node one level further stays out of the chain.
     holder, gone = lone("Holds many."), timezone.now()
@@ -121,7 +121,7 @@ def test_reading_through_a_ticket_reports_trust_as_of_the_walks_instant(make_not
     assert read_ticket(token, holder="agent")["trust"] == "unreviewed"
 
 
-def test_reading_a_wild_node_through_a_ticket_pends_a_cite_for_its_holder(lone):  # noqa: F811
+def test_reading_a_wild_node_through_a_ticket_pends_a_cite_for_its_holder(lone):
     node = lone("A wild page read on a walk.")
     read_ticket(open_walk(node.pk, holder="agent:scout"), holder="agent:scout")
     assert PendingCite.objects.filter(holder="agent:scout", node=node).count() == 1
@@ -150,7 +150,7 @@ def test_pairs_of_one_scroll_are_each_others_prev_and_next(tmp_path, settings, d
     assert _thread_routes(b) == {("prev", a.pk), ("next", c.pk)}
 
 
-def test_a_notes_thread_is_its_own_first_origins_children(make_note, lone):  # noqa: F811
+def test_a_notes_thread_is_its_own_first_origins_children(make_note, lone):
     cited, parent = lone("Cited by x, an older id."), lone("Parent of x and y.")
     x = make_note("X.", origins=[{"id": parent.pk}])
     Edge.objects.create(from_node=x, to_node=cited, kind="cites", created_by="sleep")
@@ -174,7 +174,7 @@ def test_a_ticket_is_32_random_bytes_and_lives_exactly_its_seconds(make_note, se
     assert ticket.expires_at - ticket.created_at == timedelta(seconds=settings.GROVE_TICKET_SECONDS)
 
 
-def test_a_walk_opened_at_home_keeps_its_scope_after_a_step(make_note, lone):  # noqa: F811
+def test_a_walk_opened_at_home_keeps_its_scope_after_a_step(make_note, lone):
     here, there = make_note("Here."), make_note("There, next in the thread.")
     wild = lone("A wild page that cites there.")
     Edge.objects.create(from_node=wild, to_node=there, kind="cites", created_by="sleep")
@@ -212,24 +212,24 @@ def test_lawful_labels_each_node_with_its_trust_as_of_the_instant(make_note):
     assert lawful([node.pk], then_view) == {node.pk: "unreviewed"}
 
 
-def test_pending_soon_come_by_days_until_eligible_not_by_id(lone):  # noqa: F811
+def test_pending_soon_come_by_days_until_eligible_not_by_id(lone):
     later, sooner = lone("Three days to go.", days_old=11), lone("Two days to go.", days_old=12)
     assert [i["id"] for i in pending_decays(within_days=5)] == [sooner.pk, later.pk]
 
 
-def test_pending_soon_keep_to_the_domains_asked_for(lone):  # noqa: F811
+def test_pending_soon_keep_to_the_domains_asked_for(lone):
     work = lone("Work, soon.", days_old=12, domain="work")
     lone("Personal, soon.", days_old=12)
     assert [i["id"] for i in pending_decays(within_days=5, domains=["work"])] == [work.pk]
 
 
-def test_pending_decays_by_default_lists_only_what_is_eligible_now(lone):  # noqa: F811
+def test_pending_decays_by_default_lists_only_what_is_eligible_now(lone):
     old = lone("Eligible now.", days_old=20)
     lone("Eligible in half a day.", days_old=13.5)
     assert [i["id"] for i in pending_decays()] == [old.pk]
 
 
-def test_a_pending_item_gives_each_documented_field_by_name(lone):  # noqa: F811
+def test_a_pending_item_gives_each_documented_field_by_name(lone):
     node = lone("Old, in the work domain.", days_old=20, domain="work")
     (item,) = pending_decays()
     assert {k: v for k, v in item.items() if k != "why"} == {
@@ -245,14 +245,14 @@ def test_a_pending_item_gives_each_documented_field_by_name(lone):  # noqa: F811
     assert item["why"][:2] == ["not read", "20 days old"]
 
 
-def test_a_node_as_old_as_the_threshold_is_not_called_young(lone):  # noqa: F811
+def test_a_node_as_old_as_the_threshold_is_not_called_young(lone):
     lone("Fourteen days old, to the tenth.", days_old=14.02)
     (item,) = pending_decays()
     assert item["age_days"] == 14.0
     assert not [w for w in item["why"] if w.startswith("young")]
 
 
-def test_let_go_says_why_it_refuses(lone):  # noqa: F811
+def test_let_go_says_why_it_refuses(lone):
     gone = let_go(lone("Let go already.", days_old=40).pk, actor="owner")
     permanent = lone("Read into permanence.")
     Node.objects.filter(pk=permanent.pk).update(permanent=True, permanent_at=timezone.now())
@@ -276,14 +276,14 @@ def test_the_owners_acts_on_a_missing_node_say_it_does_not_exist(db):
         assert refused.value.message == f"node {10**9} does not exist"
 
 
-def test_decay_takes_the_age_it_is_given_over_the_setting(lone):  # noqa: F811
+def test_decay_takes_the_age_it_is_given_over_the_setting(lone):
     node = lone("Twenty days old.", days_old=20)
     assert decay(min_age_days=30)["count"] == 0
     assert not is_decayed(node)
     assert decay()["count"] == 1
 
 
-def test_decay_spares_a_node_sealed_between_its_mark_and_its_sweep(lone, monkeypatch):  # noqa: F811
+def test_decay_spares_a_node_sealed_between_its_mark_and_its_sweep(lone, monkeypatch):
     node = lone("Sealed while the sleep runs.", days_old=40)
     order = reach.holders_first
 
@@ -296,7 +296,7 @@ def test_decay_spares_a_node_sealed_between_its_mark_and_its_sweep(lone, monkeyp
     assert not is_decayed(node)
 
 
-def test_decay_with_a_limit_of_zero_or_less_sweeps_nothing(lone):  # noqa: F811
+def test_decay_with_a_limit_of_zero_or_less_sweeps_nothing(lone):
     node = lone("Unreachable, old.", days_old=40)
     for limit in (0, -1):
         assert decay(limit=limit) == {"count": 0, "candidates": 1, "unreachable": 1}
@@ -339,14 +339,14 @@ def test_new_rows_that_are_all_damaged_leave_the_cached_matrix_as_it_was(make_no
     assert vector_matrix() is matrix and matrix.ids[: matrix.n].tolist() == rows
 
 
-def test_decay_reports_progress_once_per_batch(lone):  # noqa: F811
+def test_decay_reports_progress_once_per_batch(lone):
     lone("Unreachable one.", days_old=40), lone("Unreachable two.", days_old=40)
     beats: list[dict] = []
     decay(beat=lambda **fields: beats.append(fields))
     assert beats == [{"count": 2, "candidates": 2, "unreachable": 2}]
 
 
-def test_decay_spares_a_node_held_anew_after_its_mark(make_note, lone, monkeypatch):  # noqa: F811
+def test_decay_spares_a_node_held_anew_after_its_mark(make_note, lone, monkeypatch):
     node = lone("Cited while the sleep runs.", days_old=40)
     order = reach.holders_first
 

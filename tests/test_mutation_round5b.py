@@ -41,7 +41,6 @@ from memory.sleep.reach import holdings
 from memory.visibility import Visibility
 from memory.why import WHY_CHARS, explain, reasons
 from review.ceremony import root
-from tests.test_decay import lone  # noqa: F401  (a fixture)
 from tests.test_entities import OTHER, SEEKER
 from tests.test_recall import mark
 from tests.test_recall_coarse import matrix_of
@@ -96,7 +95,7 @@ def test_ranks_trust_is_as_of_the_instant_asked_for(make_note):
     assert _lawful([node.pk], view, False) == {node.pk: "unreviewed"}
 
 
-def test_the_session_lift_raises_candidates_sharing_a_parent_above_a_lone_one(make_note, lone):  # noqa: F811
+def test_the_session_lift_raises_candidates_sharing_a_parent_above_a_lone_one(make_note, lone):
     c, a, b = lone("Alone, the oldest."), make_note("Session, first."), make_note("Second.")
     scores = {c.pk: 1.0, a.pk: 0.6, b.pk: 0.6}
     with rank.using(session=1.0):
@@ -409,7 +408,7 @@ def test_holdings_compare_ids_exactly_past_two_to_the_53():
 
 
 @pytest.mark.sqlite_only  # SQLite takes a partial index only when the query repeats its terms
-def test_the_candidates_read_can_use_the_partial_decay_index(lone):  # noqa: F811
+def test_the_candidates_read_can_use_the_partial_decay_index(lone):
     old = lone("Old and unread.", days_old=40)
     with CaptureQueriesContext(connection) as queries:
         found = reach.candidates(timezone.now() - timedelta(days=14))

@@ -8,9 +8,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from memory.read import read
 from memory.sleep import reach
-from memory.sleep.decay import let_go
-from tests.test_decay import lone  # noqa: F401  (a fixture)
+from memory.sleep.decay import _created_at, _sweep, let_go, restore
+from tests.test_decay import is_decayed
 
 
 def test_a_decayed_node_past_every_candidate_and_holder_does_not_break_the_mark(make_note, lone):
@@ -23,7 +24,40 @@ def test_a_decayed_node_past_every_candidate_and_holder_does_not_break_the_mark(
     src, _, _ = reach.holding_edges()
     assert past.pk == max(old.pk, int(src.max())) + 2  # the fixture reaches the mask's edge
 
-    found = reach.mark(timezone.now() - timedelta(days=150))
+    found = reach.mark(timezone.now() - timedelta(days=14))
 
     assert old.pk in found.garbage.tolist()
     assert past.pk not in found.candidates.tolist()
+
+
+def test_a_batch_flagged_again_still_spares_what_was_restored_or_newly_held_since_the_mark(
+    make_note, lone
+):
+    # A read holder in the batch sends the sweep down its second pass (the batch flagged again
+    # without what the holder holds); that pass re-checks as the first does (decay._sweep 33, 34).
+    origin = lone("Held by a holder read since the mark.", days_old=40)
+    holder = make_note("Derived from it.", days_old=40, origins=[{"id": origin.pk}])
+    restored = lone("Let go and restored since the mark.", days_old=40)
+    cited = lone("Cited by a note written since the mark.", days_old=40)
+    cutoff = timezone.now() - timedelta(days=14)
+    found = reach.mark(cutoff)
+    batch = [origin.pk, holder.pk, restored.pk, cited.pk]
+    assert set(batch) <= set(found.garbage.tolist())
+    since = timezone.now() - timedelta(seconds=1)
+    read(holder.pk, actor="agent:scout")
+    let_go(restored.pk, actor="owner")
+    restore(restored.pk, actor="owner")
+    make_note("New, citing it.", origins=[{"id": cited.pk, "relation": "cites"}])
+
+    done, spared = _sweep(
+        batch, cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
+    )
+
+    assert done == [] and spared >= {holder.pk, origin.pk}
+    assert not any(is_decayed(node) for node in (origin, holder, restored, cited))
+
+
+def test_creation_times_are_read_for_every_id_however_many(lone):
+    node = lone("The last of many ids.")
+    missing = [10**9 + i for i in range(1800)]  # two chunks of 900 before it
+    assert _created_at([*missing, node.pk]) == {node.pk: node.created_at}

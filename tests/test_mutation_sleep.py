@@ -15,10 +15,10 @@ from memory.sleep import reach
 from memory.sleep.decay import let_go, pending_decays, restore
 from memory.sleep.reach import candidates, holders_first, mark
 from memory.walk import around, open_walk, read_ticket, step
-from tests.test_decay import authority, lone  # noqa: F401  (lone is a fixture)
+from tests.test_decay import authority
 
 
-def test_candidates_are_the_old_unread_nodes_no_event_holds(lone):  # noqa: F811
+def test_candidates_are_the_old_unread_nodes_no_event_holds(lone):
     old = sorted(lone(f"Old page {i}.", days_old=40).pk for i in range(3))
     restored = lone("Old, let go and restored by the owner.", days_old=40)
     let_go(restored.pk, actor="owner")
@@ -32,7 +32,7 @@ def test_holders_first_ignores_holders_outside_the_garbage():
     assert holders_first(np.array([2, 3]), (np.array([1, 3]), np.array([3, 2]))) == [3, 2]
 
 
-def test_an_edge_into_the_highest_id_at_the_packing_bound_loads_row_by_row(lone, monkeypatch):  # noqa: F811
+def test_an_edge_into_the_highest_id_at_the_packing_bound_loads_row_by_row(lone, monkeypatch):
     citer, cited = lone("Young, cites the next."), lone("Old, cited.", days_old=40)
     Edge.objects.create(from_node=citer, to_node=cited, kind="cites", created_by="sleep")
     assert Node.objects.order_by("-id").first().pk == cited.pk
@@ -64,7 +64,7 @@ def test_a_forged_ticket_is_told_it_is_not_a_walk_ticket(db, token):
     )
 
 
-def test_pending_decays_within_days_lists_an_old_holding_cycle(lone):  # noqa: F811
+def test_pending_decays_within_days_lists_an_old_holding_cycle(lone):
     a, b = lone("Cites b.", days_old=40), lone("Cites a.", days_old=40)
     Edge.objects.create(from_node=a, to_node=b, kind="cites", created_by="sleep")
     Edge.objects.create(from_node=b, to_node=a, kind="cites", created_by="sleep")
@@ -72,21 +72,21 @@ def test_pending_decays_within_days_lists_an_old_holding_cycle(lone):  # noqa: F
     assert {(i["id"], i["eligible_now"]) for i in items} == {(a.pk, True), (b.pk, True)}
 
 
-def test_pending_decays_limit_counts_the_eligible_now_and_the_soon_together(lone):  # noqa: F811
+def test_pending_decays_limit_counts_the_eligible_now_and_the_soon_together(lone):
     now_node = lone("Eligible now.", days_old=20)
     soon = [lone(f"Eligible in {14 - d} days.", days_old=d) for d in (12, 11)]
     items = pending_decays(within_days=5, limit=2)
     assert [i["id"] for i in items] == [now_node.pk, soon[0].pk]
 
 
-def test_pending_decays_give_the_age_to_a_tenth_and_say_when_a_node_is_young(lone):  # noqa: F811
+def test_pending_decays_give_the_age_to_a_tenth_and_say_when_a_node_is_young(lone):
     lone("Ten and a third days old.", days_old=10.33)
     (item,) = pending_decays(within_days=5)
     assert item["age_days"] == 10.3
     assert "young: 10.3 of 14 days" in item["why"]
 
 
-def test_let_go_refuses_a_decayed_permanent_or_ground_node_by_its_code(lone):  # noqa: F811
+def test_let_go_refuses_a_decayed_permanent_or_ground_node_by_its_code(lone):
     gone = lone("Let go already.", days_old=40)
     let_go(gone.pk, actor="owner")
     permanent = lone("Read into permanence.", days_old=40)
@@ -113,6 +113,6 @@ def test_another_holder_and_a_spent_ticket_are_told_why(make_note):
     assert refused.value.message == "this ticket was already used for a step"
 
 
-def test_pending_decays_in_a_domain_reach_past_the_first_chunk_of_900(lone):  # noqa: F811
+def test_pending_decays_in_a_domain_reach_past_the_first_chunk_of_900(lone):
     ids = [lone(f"Old page {i}.", days_old=40, domain="work").pk for i in range(901)]
     assert [i["id"] for i in pending_decays(domains=["work"])] == ids

@@ -90,7 +90,7 @@ def _sweep(
     now = timezone.now()
     with transaction.atomic():
         # Nothing is spared in the usual batch: flag, and undo only if a spared node holds some.
-        point = transaction.savepoint()
+        point = transaction.savepoint_create()
         snapshots = _flag(ids, now=now, cutoff=cutoff, since=since, edge_mark=edge_mark)
         spared = set(ids).difference(snapshots)
         keep = reach.holdings(spared, edges) if spared else set()
