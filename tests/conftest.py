@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -44,6 +45,29 @@ def pytest_collection_modifyitems(config, items) -> None:
         for item in items:
             if "mcp" in item.nodeid.lower():
                 item.add_marker(out)
+        _fastest_first(items)
+
+
+def _fastest_first(items: list[pytest.Item]) -> None:
+    """make mutate runs each mutant's tests with -x, so a kill costs the tests before the first
+    failing one: the fastest go first, by the durations mutmut recorded (its stats file, in the
+    directory it runs from). The order decides only the time, never a verdict. pytest-django's
+    groups (database tests, then transactional ones, then the rest) keep their order."""
+    try:
+        durations = json.loads(Path("mutmut-stats.json").read_text())["duration_by_test"]
+    except (OSError, ValueError, KeyError):
+        return
+
+    def group(item: pytest.Item) -> int:
+        marker = item.get_closest_marker("django_db")
+        names = getattr(item, "fixturenames", ())
+        if "transactional_db" in names or "live_server" in names:
+            return 1
+        if marker is not None and (marker.kwargs.get("transaction") or marker.args[:1] == (True,)):
+            return 1
+        return 0 if marker is not None or "db" in names else 2
+
+    items.sort(key=lambda item: (group(item), durations.get(item.nodeid, float("inf"))))
 
 
 @pytest.fixture(autouse=True)
