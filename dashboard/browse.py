@@ -163,7 +163,7 @@ def rows_of(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         trust = trusts[n["id"]]
         hidden = trust in HIDDEN_TRUST
         title = short_title(n["head"], source=n["source"], node_id=n["id"], trust=trust)
-        excerpt = "" if hidden else excerpt_of(plain_text(n["head"]))
+        excerpt = "" if hidden else excerpt_of(plain_text(n["head"]), more=bool(n["after"]))
         if excerpt.startswith(title.removesuffix("…")):
             title, excerpt = excerpt, ""  # the title was only the first words: say them once
         rows.append(
@@ -185,16 +185,20 @@ ROW_FIELDS = (
 )  # fmt: skip
 
 
+def with_head(qs: QuerySet) -> QuerySet:
+    """Annotated for rows_of: the body's head (EXCERPT_CHARS + 1 characters) and the character
+    after it, which says the body goes on (the excerpt is cut even when its folded spaces fit)."""
+    return qs.annotate(
+        head=Substr("body", 1, EXCERPT_CHARS + 1), after=Substr("body", EXCERPT_CHARS + 2, 1)
+    )
+
+
 def browse(params: Mapping[str, str]) -> Page:
     """One page of nodes for the browse view (see filter_nodes for what it refuses)."""
     qs, filters, sort = filter_nodes(params)
     number = page_number(params.get("page"))
     start = (number - 1) * PER_PAGE
-    found = list(
-        qs.annotate(head=Substr("body", 1, EXCERPT_CHARS + 1)).values(*ROW_FIELDS, "head")[
-            start : start + PER_PAGE + 1
-        ]
-    )
+    found = list(with_head(qs).values(*ROW_FIELDS, "head", "after")[start : start + PER_PAGE + 1])
     return Page(
         rows=rows_of(found[:PER_PAGE]),
         number=number,
@@ -223,9 +227,9 @@ def forgotten(params: Mapping[str, str]) -> Page:
     number = page_number(params.get("page"))
     start = (number - 1) * PER_PAGE
     found = list(
-        qs.order_by("-decayed_at", "-id")
-        .annotate(head=Substr("body", 1, EXCERPT_CHARS + 1))
-        .values(*ROW_FIELDS, "head")[start : start + PER_PAGE + 1]
+        with_head(qs.order_by("-decayed_at", "-id")).values(*ROW_FIELDS, "head", "after")[
+            start : start + PER_PAGE + 1
+        ]
     )
     rows = rows_of(found[:PER_PAGE])
     events = decay_events([r["id"] for r in rows])

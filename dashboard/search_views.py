@@ -9,18 +9,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models.functions import Substr
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from dashboard.asof import widget_value
-from dashboard.browse import ROW_FIELDS, page_number, rows_of
+from dashboard.browse import ROW_FIELDS, page_number, rows_of, with_head
 from dashboard.highlight import highlight
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.errors import Invalid
 from memory.models import Node
-from memory.packets import EXCERPT_CHARS
 from memory.recall import MAX_LIMIT, query_terms, recall
 from memory.visibility import SCOPES, Visibility
 
@@ -52,8 +50,8 @@ def _recent(*, scope: str, domain: str, as_of: datetime | None) -> list[dict]:
     if scope != "both":
         qs = qs.filter(jurisdiction=scope)
     qs = qs.filter(created_at__lte=as_of) if as_of else qs.filter(decayed_at__isnull=True)
-    qs = qs.order_by("-created_at", "-id").annotate(head=Substr("body", 1, EXCERPT_CHARS + 1))
-    return rows_of(list(qs.values(*ROW_FIELDS, "head")[:RESULTS]))
+    qs = with_head(qs.order_by("-created_at", "-id"))
+    return rows_of(list(qs.values(*ROW_FIELDS, "head", "after")[:RESULTS]))
 
 
 @require_GET

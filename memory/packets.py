@@ -13,40 +13,41 @@ EXCERPT_CHARS = 240
 
 
 def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int, dict[str, Any]]:
-    """Rows by id; with `parents` each has its "parent" (derived_from, lowest id, or None) and
-    its "mentions" (its Mention rows as "kind:entity" lines, or None): the reranker's signals,
-    read with the row rather than by queries of their own (memory.rerank)."""
+    """Rows by id: the body's head (EXCERPT_CHARS + 1 characters) and whether the body goes on
+    past it ("more"). With `parents` each also has its "parent" (derived_from, lowest id, or
+    None) and its "mentions" (its Mention rows as "kind:entity" lines, or None): the reranker's
+    signals, read with the row rather than by queries of their own (memory.rerank)."""
     if not node_ids:
         return {}
     marks = ",".join(["%s"] * len(node_ids))
-    keys: tuple[str, ...] = ("id", "jurisdiction", "kind", "body", "source", "domain")
-    keys += ("signature", "when")
-    signals = ""  # the reranker's columns, when asked
+    keys = ["id", "jurisdiction", "kind", "body", "more", "source", "signature", "when"]
+    columns = ["id", "jurisdiction", "kind", "substr(body, 1, %s)", "substr(body, %s, 1) <> ''"]
+    columns += ["source", "signature", "COALESCE(referent_time, created_at)"]
     if parents:
-        keys += ("parent", "mentions")
+        keys += ["parent", "mentions"]
         lines = (
             "string_agg(m.kind || ':' || m.entity, chr(10))"
             if connection.vendor == "postgresql"
             else "group_concat(m.kind || ':' || m.entity, char(10))"
         )
-        signals = (
-            ", (SELECT min(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = memory_node.id"
-            f" AND e.kind = 'derived_from'), (SELECT {lines} FROM memory_mention m"
-            " WHERE m.node_id = memory_node.id)"
+        columns.append(
+            "(SELECT min(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = memory_node.id"
+            " AND e.kind = 'derived_from')"
         )
+        columns.append(f"(SELECT {lines} FROM memory_mention m WHERE m.node_id = memory_node.id)")
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, jurisdiction, kind, substr(body, 1, %s), source, domain, signature, "
-            f"COALESCE(referent_time, created_at){signals} FROM memory_node WHERE id IN ({marks})",
-            [EXCERPT_CHARS + 1, *node_ids],
+            f"SELECT {', '.join(columns)} FROM memory_node WHERE id IN ({marks})",
+            [EXCERPT_CHARS + 1, EXCERPT_CHARS + 2, *node_ids],
         )
         return {row[0]: dict(zip(keys, row, strict=True)) for row in cursor.fetchall()}
 
 
-def excerpt_of(text: str) -> str:
-    """A bounded preview: at most EXCERPT_CHARS characters, an ellipsis when cut."""
+def excerpt_of(text: str, *, more: bool = False) -> str:
+    """A bounded preview: at most EXCERPT_CHARS characters, an ellipsis when cut. `more` says
+    that `text` is only the head of a longer body: cut, even when its folded spaces fit."""
     text = " ".join(text.split())
-    if len(text) <= EXCERPT_CHARS:
+    if len(text) <= EXCERPT_CHARS and not more:
         return text
     return text[: EXCERPT_CHARS - 1].rstrip() + "…"
 
@@ -58,7 +59,7 @@ def packet(row: dict[str, Any], *, trust: str, score: float | None = None) -> di
         "id": row["id"],
         "trust": trust,
         "kind": row["kind"],
-        "excerpt": excerpt_of(row["body"]),
+        "excerpt": excerpt_of(row["body"], more=bool(row["more"])),
         "source": row["source"],
     }
     if score is not None:

@@ -301,7 +301,7 @@ def test_an_excerpt_folds_whitespace_and_cuts_past_its_bound_with_an_ellipsis():
 
 def test_a_packet_is_the_preview_in_its_order_with_the_score_to_six_places():
     row = {"jurisdiction": "home", "id": 7, "kind": "note", "body": "A  body.", "source": "s"}
-    row |= {"signature": "owner", "domain": "personal"}
+    row |= {"signature": "owner", "more": False}
     found = packet(row, trust="ground", score=np.float32(0.5) / 3)
     assert list(found.items()) == [
         ("jurisdiction", "home"),

@@ -8,7 +8,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from dashboard.browse import browse
+from memory.packets import EXCERPT_CHARS
 from memory.read import read
+from memory.recall import recall
 from memory.sleep import reach
 from memory.sleep.decay import _created_at, _sweep, let_go, restore
 from tests.test_decay import is_decayed
@@ -61,3 +64,22 @@ def test_creation_times_are_read_for_every_id_however_many(lone):
     node = lone("The last of many ids.")
     missing = [10**9 + i for i in range(1800)]  # two chunks of 900 before it
     assert _created_at([*missing, node.pk]) == {node.pk: node.created_at}
+
+
+# A body cut inside a run of spaces: its first EXCERPT_CHARS + 1 characters fold to fewer than
+# EXCERPT_CHARS, and the excerpt must still say that it is cut (packets.preview_rows 61 showed
+# that only the folded length decided).
+CUT_IN_SPACES = "heron " + "x" * (EXCERPT_CHARS - 7) + " " * 8 + "and the rest of it."
+
+
+def test_a_recall_excerpt_cut_inside_a_run_of_spaces_says_it_is_cut(make_note):
+    make_note(CUT_IN_SPACES)
+    (found,) = recall("heron")
+    assert found["excerpt"] == CUT_IN_SPACES[: EXCERPT_CHARS - 1] + "…"
+
+
+def test_a_browse_excerpt_cut_inside_a_run_of_spaces_says_it_is_cut(make_note):
+    node = make_note(CUT_IN_SPACES)
+    (row,) = [r for r in browse({}).rows if r["id"] == node.pk]
+    assert row["title"].endswith("…")
+    assert row["title"] == CUT_IN_SPACES[: EXCERPT_CHARS - 1] + "…"
