@@ -12,9 +12,10 @@ from dashboard.browse import browse
 from memory.packets import EXCERPT_CHARS
 from memory.read import read
 from memory.recall import recall
+from memory.sleep import decay as decay_module
 from memory.sleep import reach
-from memory.sleep.decay import _created_at, _sweep, let_go, restore
-from tests.test_decay import is_decayed
+from memory.sleep.decay import _created_at, _sweep, decay, let_go, restore
+from tests.test_decay import chain, is_decayed
 
 
 def test_a_decayed_node_past_every_candidate_and_holder_does_not_break_the_mark(make_note, lone):
@@ -83,3 +84,28 @@ def test_a_browse_excerpt_cut_inside_a_run_of_spaces_says_it_is_cut(make_note):
     (row,) = [r for r in browse({}).rows if r["id"] == node.pk]
     assert row["title"].endswith("…")
     assert row["title"] == CUT_IN_SPACES[: EXCERPT_CHARS - 1] + "…"
+
+
+def test_what_a_spared_holder_holds_stays_spared_past_a_batch_that_spares_nothing(
+    make_note, lone, monkeypatch
+):
+    # One node a batch, holders first: g, r, then k (read since the mark: spared with p, which
+    # it holds), then q (spares nothing), then p. The spared set carries across batches
+    # (decay.decay 55 kept only the last batch's).
+    p, k, g = chain(make_note, lone)
+    q = lone("Another old page.", days_old=40)
+    r = make_note("Derived from it.", days_old=40, origins=[{"id": q.pk}])
+    real_mark = reach.mark
+
+    def mark_then_read(cutoff):
+        found = real_mark(cutoff)
+        order = reach.holders_first(found.garbage, found.edges)
+        assert order == [g.pk, r.pk, k.pk, q.pk, p.pk]  # the fixture's batches, in order
+        read(k.pk, actor="agent:scout")
+        return found
+
+    monkeypatch.setattr(reach, "mark", mark_then_read)
+    monkeypatch.setattr(decay_module, "BATCH", 1)
+
+    assert decay()["count"] == 3
+    assert [is_decayed(n) for n in (g, r, k, q, p)] == [True, True, False, True, False]
