@@ -12,32 +12,37 @@ from django.db import connection
 EXCERPT_CHARS = 240
 
 
+# A preview row: the body's head (EXCERPT_CHARS + 1 characters) and whether the body goes on past
+# it; then, for the reranker (memory.rerank), the node's parent and its mentions.
+_ROW = (
+    "id, jurisdiction, kind, substr(body, 1, %s), substr(body, %s, 1) <> '', source, signature,"
+    " COALESCE(referent_time, created_at)"
+)
+_SIGNALS = (
+    ", (SELECT min(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = memory_node.id"
+    " AND e.kind = 'derived_from'), (SELECT {lines} FROM memory_mention m"
+    " WHERE m.node_id = memory_node.id)"
+)
+_LINES = {
+    "postgresql": "string_agg(m.kind || ':' || m.entity, chr(10))",
+    "sqlite": "group_concat(m.kind || ':' || m.entity, char(10))",
+}
+_KEYS = ("id", "jurisdiction", "kind", "body", "more", "source", "signature", "when")
+
+
 def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int, dict[str, Any]]:
-    """Rows by id: the body's head (EXCERPT_CHARS + 1 characters) and whether the body goes on
-    past it ("more"). With `parents` each also has its "parent" (derived_from, lowest id, or
-    None) and its "mentions" (its Mention rows as "kind:entity" lines, or None): the reranker's
-    signals, read with the row rather than by queries of their own (memory.rerank)."""
+    """Rows by id: the body's head and whether the body goes on past it ("more"). With
+    `parents` each also has its "parent" (derived_from, lowest id, or None) and its "mentions"
+    (its Mention rows as "kind:entity" lines, or None): the reranker's signals, read with the
+    row rather than by queries of their own (memory.rerank)."""
     if not node_ids:
         return {}
     marks = ",".join(["%s"] * len(node_ids))
-    keys = ["id", "jurisdiction", "kind", "body", "more", "source", "signature", "when"]
-    columns = ["id", "jurisdiction", "kind", "substr(body, 1, %s)", "substr(body, %s, 1) <> ''"]
-    columns += ["source", "signature", "COALESCE(referent_time, created_at)"]
-    if parents:
-        keys += ["parent", "mentions"]
-        lines = (
-            "string_agg(m.kind || ':' || m.entity, chr(10))"
-            if connection.vendor == "postgresql"
-            else "group_concat(m.kind || ':' || m.entity, char(10))"
-        )
-        columns.append(
-            "(SELECT min(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = memory_node.id"
-            " AND e.kind = 'derived_from')"
-        )
-        columns.append(f"(SELECT {lines} FROM memory_mention m WHERE m.node_id = memory_node.id)")
+    keys = _KEYS + ("parent", "mentions") if parents else _KEYS
+    signals = _SIGNALS.format(lines=_LINES[connection.vendor]) if parents else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {', '.join(columns)} FROM memory_node WHERE id IN ({marks})",
+            f"SELECT {_ROW}{signals} FROM memory_node WHERE id IN ({marks})",
             [EXCERPT_CHARS + 1, EXCERPT_CHARS + 2, *node_ids],
         )
         return {row[0]: dict(zip(keys, row, strict=True)) for row in cursor.fetchall()}

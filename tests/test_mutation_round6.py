@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from dashboard.browse import browse
@@ -77,6 +78,22 @@ def test_a_recall_excerpt_cut_inside_a_run_of_spaces_says_it_is_cut(make_note):
     make_note(CUT_IN_SPACES)
     (found,) = recall("heron")
     assert found["excerpt"] == CUT_IN_SPACES[: EXCERPT_CHARS - 1] + "…"
+
+
+@pytest.mark.parametrize(
+    ("body", "excerpt"),
+    [
+        ("heron " + "x" * (EXCERPT_CHARS - 6), None),  # fits exactly: whole, no ellipsis
+        ("heron " + "x" * (EXCERPT_CHARS - 5), "cut"),  # one over
+        # one over once its two spaces fold, and the body's last character is all that follows
+        ("heron " + "x" * (EXCERPT_CHARS - 7) + "  y", "cut"),
+    ],
+)
+def test_a_recall_excerpt_is_cut_exactly_past_its_bound(make_note, body, excerpt):
+    make_note(body)
+    (found,) = recall("heron")
+    folded = " ".join(body.split())
+    assert found["excerpt"] == (folded if excerpt is None else folded[: EXCERPT_CHARS - 1] + "…")
 
 
 def test_a_browse_excerpt_cut_inside_a_run_of_spaces_says_it_is_cut(make_note):
