@@ -307,7 +307,7 @@ def recall(
     matched words, vector cosine, via #id, speaker, date).
     """
     started = time.perf_counter()
-    if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise Invalid(f"limit must be between 1 and {MAX_LIMIT}", code="bad_limit")
     vis = Visibility.of(domains=domains, scope=scope, as_of=as_of)
     query = query if isinstance(query, str) else ""

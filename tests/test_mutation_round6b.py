@@ -55,21 +55,6 @@ def _store(*bodies: str, signatures: tuple[str, ...] = ()) -> list[Node]:
     return Node.objects.bulk_create(rows)
 
 
-@pytest.fixture
-def lone(make_note):
-    """A node with no edges (an internet page), as tests/conftest.py's lone makes it: kept here
-    so this file also runs where that fixture is not (the mutation run's older tree)."""
-
-    def make(body: str, **fields) -> Node:
-        fields.setdefault("kind", "internet")
-        fields.setdefault("jurisdiction", "wild")
-        fields.setdefault("origins", [])
-        fields.setdefault("source", "https://example.org/page")
-        return make_note(body, **fields)
-
-    return make
-
-
 def _rank(query: str, *, limit: int = 10, include_superseded: bool = False) -> list[rank.Ranked]:
     """rank() in the fused order (no reranker model), over everything, without vectors."""
     with rerank.using(None):
@@ -94,7 +79,7 @@ def test_recall_takes_a_limit_from_1_to_max_and_refuses_others_as_bad_limit(lone
     lone("Heron at the pond.")
     assert len(recall("heron", scope="wild", limit=1)) == 1
     assert len(recall("heron", scope="wild", limit=MAX_LIMIT)) == 1
-    for limit in (0, MAX_LIMIT + 1):
+    for limit in (0, MAX_LIMIT + 1, True):  # a bool is not a count
         with pytest.raises(Invalid) as refused:
             recall("heron", limit=limit)
         assert refused.value.code == "bad_limit"
