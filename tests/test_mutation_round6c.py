@@ -124,3 +124,31 @@ def test_the_neighbours_read_starts_from_the_seeds_edges_in_both_directions(make
         plan = [row[3] for row in cursor.fetchall() if row[3].startswith(("SEARCH", "SCAN"))]
     # Not every node of the domain walked first (no ANALYZE on a real store to tell it better).
     assert [step.split()[1] for step in plan] == ["e", "n", "e", "n"], plan
+
+
+@pytest.mark.sqlite_only  # the plan is SQLite's; PostgreSQL's planner takes no hint
+def test_the_matrix_reads_only_the_new_vectors_by_their_id_range(make_note):
+    _embed_one(make_note("A heron stands by the reed."))
+    with CaptureQueriesContext(connection) as queries:
+        assert vector_matrix().n == 1
+    (read,) = [q["sql"] for q in queries.captured_queries if "FROM memory_vector v" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + read)
+        plan = [row[3] for row in cursor.fetchall()]
+    # Not the model's index (every vector of the model, then sorted): the rows past the last.
+    assert plan == [
+        "SEARCH v USING INTEGER PRIMARY KEY (rowid>?)",
+        "SEARCH n USING INTEGER PRIMARY KEY (rowid=?)",
+    ]
+
+
+def test_the_matrix_above_a_floor_reserves_room_for_the_rows_above_it_only(make_note):
+    note = make_note("A heron stands by the reed.")
+    embedder = get_embedder()
+    vector = embedder.embed([note.body])[0]
+    Vector.objects.create(
+        pk=5000, node=note, model=embedder.name, dim=embedder.dim, data=to_blob(vector)
+    )
+    matrix = vector_matrix(after_id=4999)
+    assert matrix.n == 1 and matrix.ids[:1].tolist() == [note.pk]
+    assert len(matrix.ids) == 1024  # the least first reservation: not room for 5000 + 4999 rows
