@@ -152,3 +152,43 @@ def test_the_matrix_above_a_floor_reserves_room_for_the_rows_above_it_only(make_
     matrix = vector_matrix(after_id=4999)
     assert matrix.n == 1 and matrix.ids[:1].tolist() == [note.pk]
     assert len(matrix.ids) == 1024  # the least first reservation: not room for 5000 + 4999 rows
+
+
+def test_new_vectors_past_one_fetch_are_reserved_for_at_once(db):
+    embedder = get_embedder()
+    count = 5001  # past one fetchmany(5000)
+    Node.objects.bulk_create(
+        Node(
+            pk=i,
+            body=f"Note {i}.",
+            body_hash=f"{i:064x}",
+            content_key=f"{i:064x}",
+            kind="internet",
+            jurisdiction="wild",
+            signature="bench",
+        )
+        for i in range(1, count + 1)
+    )
+    blob = to_blob(embedder.embed(["Note."])[0])
+    Vector.objects.bulk_create(
+        Vector(node_id=i, model=embedder.name, dim=embedder.dim, data=blob)
+        for i in range(1, count + 1)
+    )
+    matrix = vector_matrix()
+    assert matrix.n == count
+    # One allocation for every new row, not grown (by a quarter and 1024) past the first fetch.
+    assert len(matrix.ids) == count
+
+
+def test_with_no_vectors_the_matrix_reserves_nothing(db):
+    matrix = vector_matrix()
+    assert matrix.n == 0 and len(matrix.ids) == 0
+
+
+def test_a_matrix_with_nothing_new_is_checked_by_two_lookups_and_not_read_again(make_note):
+    _embed_one(make_note("A heron stands by the reed."))
+    first = vector_matrix()
+    with CaptureQueriesContext(connection) as queries:
+        assert vector_matrix() is first
+    # Its last row still there, and the newest id: no read of the rows past it.
+    assert len(queries.captured_queries) == 2
