@@ -57,10 +57,12 @@ def _fresh_document_counts():
     lexical._df_cache.clear()
 
 
-def _store(*bodies: str) -> list[Node]:
-    """Nodes with ids 1, 2, ... (written straight, as a bench does): the store's size, which
-    bounds a rare word's document count, is then exactly len(bodies)."""
+def _store(*bodies: str, signatures: tuple[str, ...] = ()) -> list[Node]:
+    """Nodes with ids 1, 2, ... (written straight, as a bench does), signed "bench" unless
+    `signatures` says otherwise: the store's size, which bounds a rare word's document count,
+    is then exactly len(bodies)."""
     assert not Node.objects.exists()
+    signatures = signatures or ("bench",) * len(bodies)
     rows = [
         Node(
             pk=i,
@@ -69,9 +71,9 @@ def _store(*bodies: str) -> list[Node]:
             content_key=f"{i:064x}",
             kind="internet",
             jurisdiction="wild",
-            signature="bench",
+            signature=signature,
         )
-        for i, body in enumerate(bodies, start=1)
+        for i, (body, signature) in enumerate(zip(bodies, signatures, strict=True), start=1)
     ]
     return Node.objects.bulk_create(rows)
 

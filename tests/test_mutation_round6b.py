@@ -20,6 +20,7 @@ from memory.rank import _names
 from memory.recall import MAX_LIMIT, recall
 from memory.visibility import Visibility
 from tests.test_entities import OTHER, SEEKER
+from tests.test_mutation_round5b import _store
 from tests.test_recall import mark
 
 EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
@@ -33,26 +34,6 @@ def _fresh_document_counts():
     lexical._df_cache.clear()
     yield
     lexical._df_cache.clear()
-
-
-def _store(*bodies: str, signatures: tuple[str, ...] = ()) -> list[Node]:
-    """Nodes with ids 1, 2, ... written straight (as a bench does), signed "bench" unless
-    `signatures` says otherwise."""
-    assert not Node.objects.exists()
-    signatures = signatures or ("bench",) * len(bodies)
-    rows = [
-        Node(
-            pk=i,
-            body=body,
-            body_hash=f"{i:064x}",
-            content_key=f"{i:064x}",
-            kind="internet",
-            jurisdiction="wild",
-            signature=signature,
-        )
-        for i, (body, signature) in enumerate(zip(bodies, signatures, strict=True), start=1)
-    ]
-    return Node.objects.bulk_create(rows)
 
 
 def _rank(query: str, *, limit: int = 10, include_superseded: bool = False) -> list[rank.Ranked]:

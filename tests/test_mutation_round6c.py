@@ -20,6 +20,7 @@ from memory.rank import _neighbours
 from memory.recall import _vector_candidates, recall, vector_matrix
 from memory.vector_index import open_index, sync_index
 from memory.visibility import Visibility
+from tests.test_mutation_round5b import _store
 
 EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
 QUERY = "heron reed otter by the water"
@@ -157,18 +158,7 @@ def test_the_matrix_above_a_floor_reserves_room_for_the_rows_above_it_only(make_
 def test_new_vectors_past_one_fetch_are_reserved_for_at_once(db):
     embedder = get_embedder()
     count = 5001  # past one fetchmany(5000)
-    Node.objects.bulk_create(
-        Node(
-            pk=i,
-            body=f"Note {i}.",
-            body_hash=f"{i:064x}",
-            content_key=f"{i:064x}",
-            kind="internet",
-            jurisdiction="wild",
-            signature="bench",
-        )
-        for i in range(1, count + 1)
-    )
+    _store(*[f"Note {i}." for i in range(1, count + 1)])
     blob = to_blob(embedder.embed(["Note."])[0])
     Vector.objects.bulk_create(
         Vector(node_id=i, model=embedder.name, dim=embedder.dim, data=blob)
