@@ -185,12 +185,13 @@ ROW_FIELDS = (
 )  # fmt: skip
 
 
-def with_head(qs: QuerySet) -> QuerySet:
-    """Annotated for rows_of: the body's head (EXCERPT_CHARS + 1 characters) and the character
-    after it, which says the body goes on (the excerpt is cut even when its folded spaces fit)."""
+def row_values(qs: QuerySet) -> QuerySet:
+    """What rows_of reads of each node: ROW_FIELDS, the body's head (EXCERPT_CHARS + 1
+    characters) and the character after it, which says the body goes on (the excerpt is cut
+    even when its folded spaces fit)."""
     return qs.annotate(
         head=Substr("body", 1, EXCERPT_CHARS + 1), after=Substr("body", EXCERPT_CHARS + 2, 1)
-    )
+    ).values(*ROW_FIELDS, "head", "after")
 
 
 def browse(params: Mapping[str, str]) -> Page:
@@ -198,7 +199,7 @@ def browse(params: Mapping[str, str]) -> Page:
     qs, filters, sort = filter_nodes(params)
     number = page_number(params.get("page"))
     start = (number - 1) * PER_PAGE
-    found = list(with_head(qs).values(*ROW_FIELDS, "head", "after")[start : start + PER_PAGE + 1])
+    found = list(row_values(qs)[start : start + PER_PAGE + 1])
     return Page(
         rows=rows_of(found[:PER_PAGE]),
         number=number,
@@ -226,11 +227,7 @@ def forgotten(params: Mapping[str, str]) -> Page:
         qs = qs.filter(domain=domain)
     number = page_number(params.get("page"))
     start = (number - 1) * PER_PAGE
-    found = list(
-        with_head(qs.order_by("-decayed_at", "-id")).values(*ROW_FIELDS, "head", "after")[
-            start : start + PER_PAGE + 1
-        ]
-    )
+    found = list(row_values(qs.order_by("-decayed_at", "-id"))[start : start + PER_PAGE + 1])
     rows = rows_of(found[:PER_PAGE])
     events = decay_events([r["id"] for r in rows])
     for row in rows:

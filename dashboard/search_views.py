@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from dashboard.asof import widget_value
-from dashboard.browse import ROW_FIELDS, page_number, rows_of, with_head
+from dashboard.browse import page_number, row_values, rows_of
 from dashboard.highlight import highlight
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.errors import Invalid
@@ -50,8 +50,7 @@ def _recent(*, scope: str, domain: str, as_of: datetime | None) -> list[dict]:
     if scope != "both":
         qs = qs.filter(jurisdiction=scope)
     qs = qs.filter(created_at__lte=as_of) if as_of else qs.filter(decayed_at__isnull=True)
-    qs = with_head(qs.order_by("-created_at", "-id"))
-    return rows_of(list(qs.values(*ROW_FIELDS, "head", "after")[:RESULTS]))
+    return rows_of(list(row_values(qs.order_by("-created_at", "-id"))[:RESULTS]))
 
 
 @require_GET
