@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import itertools
 import json
 import os
@@ -127,7 +128,6 @@ def memoised() -> Iterator[None]:
         (rank, "date_candidates"),
         (rank, "trigram_candidates"),
         (rank, "_entity_neighbours"),
-        (recall, "_vector_candidates"),
     ]
     by_id = [
         (rank, "_neighbours"),
@@ -136,9 +136,10 @@ def memoised() -> Iterator[None]:
         (rank, "lawful_trust"),
         (packets, "preview_rows"),
     ]
-    saved = [(m, n, getattr(m, n)) for m, n in by_call + by_id]
+    saved = [(m, n, getattr(m, n)) for m, n in [*by_call, *by_id, (recall, "vector_search")]]
     for module, name in by_call:
         setattr(module, name, _remember(getattr(module, name)))
+    recall.vector_search = _remember_waited(recall.vector_search)
     for module, name in by_id:
         setattr(module, name, _remember_each(getattr(module, name), as_set=name == "live_at"))
     try:
@@ -158,6 +159,13 @@ def _remember(func: Callable[..., Any]) -> Callable[..., Any]:
         return copy.deepcopy(cache[key])
 
     return wrapper
+
+
+def _remember_waited(func: Callable[..., Callable[[], Any]]) -> Callable[..., Callable[[], Any]]:
+    """_remember for a function that returns the call that waits for its answer
+    (recall.vector_search): the answer is what is kept."""
+    remembered = _remember(lambda *args, **kwargs: func(*args, **kwargs)())
+    return lambda *args, **kwargs: functools.partial(remembered, *args, **kwargs)
 
 
 _ABSENT = object()

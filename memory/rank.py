@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,11 +119,13 @@ def rank(
     terms: list[str],
     vis: Visibility,
     *,
-    vector_hits: Sequence[tuple[int, float]],
+    vector_hits: Sequence[tuple[int, float]] | Callable[[], Sequence[tuple[int, float]]],
     limit: int,
     include_superseded: bool,
 ) -> list[Ranked]:
-    """The best `limit` nodes for the query `terms`, each with its trust and preview row."""
+    """The best `limit` nodes for the query `terms`, each with its trust and preview row.
+    `vector_hits` may be a call that waits for them (recall.vector_search): the word lists are
+    read first, while the vectors are searched on another thread."""
     w = WEIGHTS
     word_hits = fts_candidates(terms, vis, FTS_CANDIDATES)
     # Substrings in scripts without spaces count as words (same weight, own normalisation).
@@ -142,6 +144,8 @@ def rank(
     else:
         _add(scores, word_hits, w.fts)
     _add(scores, substring_hits, w.fts)
+    if callable(vector_hits):
+        vector_hits = vector_hits()
     _add(scores, vector_hits, w.vector)
     dated = date_candidates(query, vis) if w.date else []
     _add(scores, dated, w.date)

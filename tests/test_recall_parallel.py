@@ -1,0 +1,125 @@
+"""The vector list searched on a worker thread while the word lists are read (recall.vector_search,
+issue 17): the same hits and packets as on the caller's thread, under every visibility filter,
+and no database connection of the worker's own. Real SQLite, a real vector index, a real thread."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.db import connections
+from django.utils import timezone
+
+import memory.recall as recall_module
+from memory.embed import embed_missing, get_embedder
+from memory.recall import recall, vector_search
+from memory.vector_index import sync_index
+from memory.visibility import Visibility
+
+QUERY = "heron reed otter by the water"
+WORDS = ["heron", "pond", "reed", "willow", "otter", "kingfisher"]
+FILTERS = [
+    {"scope": "both"},
+    {"scope": "home"},
+    {"scope": "both", "domains": ["garden"]},
+    {"scope": "both", "as_of": "PAST"},
+]
+
+
+@pytest.fixture
+def indexed(make_note, settings, tmp_path):
+    """Twelve notes in the vector index (two domains, some written 30 days back, some wild) and
+    two written since it was built (the exact scan's rows)."""
+    settings.GROVE_VECTOR_INDEX_DIR = tmp_path / "vector-index"
+    settings.GROVE_ANN_MIN_ROWS = 1
+    for i in range(12):
+        body = "The " + " ".join(WORDS[(i + j) % 6] for j in range(3)) + f" by the water {i}."
+        make_note(body, domain="garden" if i % 2 else "personal", days_old=30 if i < 4 else 0)
+    embed_missing()
+    embedder = get_embedder()
+    assert sync_index(model=embedder.name, dim=embedder.dim) is not None
+    make_note("An otter by the reed, seen since.", domain="garden")
+    make_note("A heron over the water, seen since.", jurisdiction="wild", kind="internet")
+    embed_missing()
+
+
+@pytest.fixture
+def worker(monkeypatch):
+    """Every search handed to one worker thread of this test's own; the names of the threads
+    that searched."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="test-vectors")
+    monkeypatch.setattr(recall_module, "_vector_pool", pool)
+    monkeypatch.setattr(recall_module, "PARALLEL_FROM_ROWS", 0)
+    searched: list[str] = []
+    nearest = recall_module._nearest
+
+    def recorded(*args):
+        searched.append(threading.current_thread().name)
+        return nearest(*args)
+
+    monkeypatch.setattr(recall_module, "_nearest", recorded)
+    yield pool, searched
+    pool.shutdown()
+
+
+def _filters(spec: dict) -> dict:
+    past = (timezone.now() - timedelta(days=10)).isoformat()
+    return {k: past if v == "PAST" else v for k, v in spec.items()}
+
+
+@pytest.mark.parametrize("spec", FILTERS)
+def test_on_the_worker_the_vector_list_is_the_one_found_here(indexed, monkeypatch, spec):
+    vis = Visibility.of(**{"domains": None, "as_of": None, **_filters(spec)})
+    here = vector_search(QUERY, vis, 5)()
+    assert here, "the fixture holds vector hits for every filter"
+    pool = ThreadPoolExecutor(max_workers=1)
+    monkeypatch.setattr(recall_module, "_vector_pool", pool)
+    monkeypatch.setattr(recall_module, "PARALLEL_FROM_ROWS", 0)
+    assert vector_search(QUERY, vis, 5)() == here
+    pool.shutdown()
+
+
+@pytest.mark.parametrize("spec", FILTERS)
+def test_recall_with_the_worker_returns_what_it_returns_without(indexed, worker, spec):
+    _, searched = worker
+    args = _filters(spec)
+    with_worker = recall(QUERY, **args)
+    assert searched and all(name.startswith("test-vectors") for name in searched)
+    searched.clear()
+    recall_module.PARALLEL_FROM_ROWS = 10**9  # monkeypatch puts back its own value after
+    assert recall(QUERY, **args) == with_worker
+    assert searched == [threading.current_thread().name]
+    assert with_worker
+
+
+def test_a_small_store_is_searched_on_the_callers_thread(indexed, monkeypatch):
+    searched: list[str] = []
+    nearest = recall_module._nearest
+    monkeypatch.setattr(
+        recall_module,
+        "_nearest",
+        lambda *a: searched.append(threading.current_thread().name) or nearest(*a),
+    )
+    assert recall(QUERY, scope="both")
+    assert searched == [threading.current_thread().name]
+
+
+def test_the_worker_opens_no_database_connection(indexed, worker):
+    pool, searched = worker
+    assert recall(QUERY, scope="both")
+    assert searched, "the search ran on the worker"
+
+    def connected() -> bool:
+        return connections["default"].connection is not None
+
+    assert pool.submit(connected).result() is False
+
+    def touch() -> bool:  # the probe can tell: a query on the worker opens a connection
+        connections["default"].ensure_connection()
+        opened = connected()
+        connections["default"].close()
+        return opened
+
+    assert pool.submit(touch).result() is True
