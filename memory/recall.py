@@ -185,7 +185,10 @@ def _blas() -> ThreadpoolController:
 # faiss, numpy and SQLite all run outside the GIL, so on an idle second core a recall waits for
 # the longer of the two, not their sum. The worker never touches the database (the caller reads
 # the index and the newest vectors first), so it needs no connection of its own.
-_vector_pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="vectors")
+# One pool per process: a pool's threads do not survive a fork (django-q2's workers, a web
+# server's), and a pool inherited from the parent would queue work for threads that are gone.
+_pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
 # Below this many rows the search (about 1 ms at 10k) runs on the caller's thread: handing it
 # over and sharing the GIL cost about what the overlap saved (bench: 10k no faster, 100k and 1M
 # 3-5 ms less wall time at the median).
@@ -204,7 +207,19 @@ def vector_search(query: str, vis: Visibility, k: int) -> Callable[[], list[tupl
     if rows < PARALLEL_FROM_ROWS:
         hits = _nearest(embedder, index, matrix, query, vis, k)
         return lambda: hits
-    return _vector_pool.submit(_nearest, embedder, index, matrix, query, vis, k).result
+    return _pool().submit(_nearest, embedder, index, matrix, query, vis, k).result
+
+
+def _pool() -> ThreadPoolExecutor:
+    """This process's vector worker pool (made on first use after a fork too)."""
+    with _pools_lock:
+        pool = _pools.get(os.getpid())
+        if pool is None:
+            _pools.clear()  # a parent's pool: its threads are not in this process
+            pool = _pools[os.getpid()] = ThreadPoolExecutor(
+                max_workers=os.cpu_count() or 2, thread_name_prefix="vectors"
+            )
+        return pool
 
 
 def _vector_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, float]]:

@@ -4,6 +4,7 @@ and no database connection of the worker's own. Real SQLite, a real vector index
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -50,7 +51,7 @@ def worker(monkeypatch):
     """Every search handed to one worker thread of this test's own; the names of the threads
     that searched."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="test-vectors")
-    monkeypatch.setattr(recall_module, "_vector_pool", pool)
+    monkeypatch.setattr(recall_module, "_pool", lambda: pool)
     monkeypatch.setattr(recall_module, "PARALLEL_FROM_ROWS", 0)
     searched: list[str] = []
     nearest = recall_module._nearest
@@ -75,7 +76,7 @@ def test_on_the_worker_the_vector_list_is_the_one_found_here(indexed, monkeypatc
     here = vector_search(QUERY, vis, 5)()
     assert here, "the fixture holds vector hits for every filter"
     pool = ThreadPoolExecutor(max_workers=1)
-    monkeypatch.setattr(recall_module, "_vector_pool", pool)
+    monkeypatch.setattr(recall_module, "_pool", lambda: pool)
     monkeypatch.setattr(recall_module, "PARALLEL_FROM_ROWS", 0)
     assert vector_search(QUERY, vis, 5)() == here
     pool.shutdown()
@@ -123,3 +124,20 @@ def test_the_worker_opens_no_database_connection(indexed, worker):
         return opened
 
     assert pool.submit(touch).result() is True
+
+
+# The very situation under test: a process with threads forks.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_process_searches_on_workers_of_its_own():
+    """A pool used before a fork (a web server's or django-q2's workers fork) would queue the
+    child's searches for threads that only exist in the parent."""
+    assert recall_module._pool().submit(threading.get_ident).result(timeout=5)
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child's exit status is the assertion)
+        try:
+            ok = recall_module._pool().submit(lambda: 2).result(timeout=5) == 2
+        except Exception:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
