@@ -151,3 +151,24 @@ def test_promotion_reports_progress_once_per_batch(make_note):
     beats: list[dict] = []
     assert promote(beat=lambda **kw: beats.append(kw))["count"] == 3
     assert beats == [{"count": 3, "threshold": 3}]
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner, without statistics")
+def test_promotion_reads_the_live_read_nodes_through_their_own_index(make_note):
+    """A store is never ANALYZEd: without statistics SQLite took `decayed_at IS NULL` for a
+    selective equality on memory_node_decayed_at and walked every live node (1M: 1.1 s)."""
+    from django.test.utils import CaptureQueriesContext
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'")
+        assert cursor.fetchone() is None, "the test database, like a store, has no statistics"
+    reads(make_note("Read often."), 4)
+    with CaptureQueriesContext(connection) as queries:
+        promote()
+    reading = [q["sql"] for q in queries.captured_queries if "access_count" in q["sql"]]
+    assert len(reading) >= 3  # the count, the percentile, the nodes due
+    with connection.cursor() as cursor:
+        for sql in reading[:3]:
+            cursor.execute("EXPLAIN QUERY PLAN " + sql)
+            plan = " ".join(str(row[-1]) for row in cursor.fetchall())
+            assert "memory_node_read_live" in plan and "memory_node_decayed_at" not in plan, sql

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import audit
@@ -22,6 +22,9 @@ from memory.models import EventKind, Node
 FLOOR = 3
 READ_DAYS = 3
 PERCENTILE = 0.95
+# Live nodes read at least once: the terms of the partial index memory_node_read_live, spelled
+# as its WHERE so SQLite can use it (a bound parameter would not match the literal 0).
+_READ_LIVE = "decayed_at IS NULL AND access_count > 0"
 BATCH = 2000
 ACTOR = "sleep"
 
@@ -29,12 +32,24 @@ ACTOR = "sleep"
 def promotion_threshold() -> int:
     """The access count at which a live node becomes permanent now (see the module docstring).
     Reads no clock: access counts only."""
-    read = Node.objects.filter(decayed_at__isnull=True, access_count__gt=0)
-    count = read.count()
-    if not count:
-        return FLOOR
-    ranked = read.order_by("access_count").values_list("access_count", flat=True)
-    return max(FLOOR, ranked[math.ceil(PERCENTILE * count) - 1])
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM memory_node {_read_live()} WHERE {_READ_LIVE}")
+        count = cursor.fetchone()[0]
+        if not count:
+            return FLOOR
+        cursor.execute(
+            f"SELECT access_count FROM memory_node {_read_live()} WHERE {_READ_LIVE} "
+            "ORDER BY access_count LIMIT 1 OFFSET %s",
+            [math.ceil(PERCENTILE * count) - 1],
+        )
+        return max(FLOOR, cursor.fetchone()[0])
+
+
+def _read_live() -> str:
+    """The live read nodes through their partial index, named on SQLite: a store is never
+    ANALYZEd, and without statistics SQLite takes `decayed_at IS NULL` for a selective equality
+    on memory_node_decayed_at and walks every live node (1M: 1.1 s, against 22 ms here)."""
+    return "INDEXED BY memory_node_read_live" if connection.vendor == "sqlite" else ""
 
 
 def promote(
@@ -51,7 +66,14 @@ def promote(
     threshold = promotion_threshold()
     due = Node.objects.filter(decayed_at__isnull=True, permanent=False)
     due = due.filter(access_count__gte=threshold, read_days__gte=READ_DAYS)
-    ids = list(due.order_by("id").values_list("id", flat=True)[:limit])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM memory_node {_read_live()} WHERE {_READ_LIVE} AND NOT permanent "
+            "AND access_count >= %s AND read_days >= %s ORDER BY id"
+            + (" LIMIT %s" if limit is not None else ""),
+            [threshold, READ_DAYS, *([max(0, limit)] if limit is not None else [])],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
     if dry_run:
         return {"count": len(ids), "threshold": threshold}
     promoted = 0
