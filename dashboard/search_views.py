@@ -49,7 +49,11 @@ def _recent(*, scope: str, domain: str, as_of: datetime | None) -> list[dict]:
         qs = qs.filter(domain__in=vis.domains)
     if scope != "both":
         qs = qs.filter(jurisdiction=scope)
-    qs = qs.filter(created_at__lte=as_of) if as_of else qs.filter(decayed_at__isnull=True)
+    # Live as NOT (decayed_at IS NOT NULL): the same rows, but no index on decayed_at can serve
+    # it, so SQLite without statistics walks the store clock's index from the newest and stops
+    # at RESULTS, instead of reading every live node through memory_node_decayed_at and sorting
+    # them (100k: 157 ms against 9 ms).
+    qs = qs.filter(created_at__lte=as_of) if as_of else qs.exclude(decayed_at__isnull=False)
     return rows_of(list(row_values(qs.order_by("-created_at", "-id"))[:RESULTS]))
 
 
