@@ -64,16 +64,7 @@ def promote(
     Never touches decayed nodes.
     Returns {"count": promoted (or that would be), "threshold": t}."""
     threshold = promotion_threshold()
-    due = Node.objects.filter(decayed_at__isnull=True, permanent=False)
-    due = due.filter(access_count__gte=threshold, read_days__gte=READ_DAYS)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id FROM memory_node {_read_live()} WHERE {_READ_LIVE} AND NOT permanent "
-            "AND access_count >= %s AND read_days >= %s ORDER BY id"
-            + (" LIMIT %s" if limit is not None else ""),
-            [threshold, READ_DAYS, *([max(0, limit)] if limit is not None else [])],
-        )
-        ids = [row[0] for row in cursor.fetchall()]
+    ids = _due(threshold, limit=limit)
     if dry_run:
         return {"count": len(ids), "threshold": threshold}
     promoted = 0
@@ -82,8 +73,7 @@ def promote(
         with transaction.atomic():
             # Re-checked under the write lock (BEGIN IMMEDIATE; FOR UPDATE where the database
             # has it): a node decayed meanwhile is not promoted.
-            still = due.filter(pk__in=ids[start : start + BATCH]).select_for_update()
-            done = sorted(still.values_list("id", flat=True))
+            done = _due(threshold, ids=ids[start : start + BATCH])
             Node.objects.filter(pk__in=done).update(permanent=True, permanent_at=now)
             audit.record_many(
                 EventKind.PROMOTED_PERMANENT,
@@ -97,3 +87,27 @@ def promote(
         if beat:
             beat(count=promoted, threshold=threshold)
     return {"count": promoted, "threshold": threshold}
+
+
+def _due(threshold: int, *, ids: list[int] | None = None, limit: int | None = None) -> list[int]:
+    """Live nodes due for permanence, oldest id first: read at least `threshold` times on at
+    least READ_DAYS days, not yet permanent. All of them through memory_node_read_live; or those
+    of `ids` still due, looked up by id and locked where the database can (the re-check under
+    the write lock)."""
+    sql = (
+        f"SELECT id FROM memory_node {_read_live() if ids is None else ''} WHERE {_READ_LIVE} "
+        "AND NOT permanent AND access_count >= %s AND read_days >= %s"
+    )
+    params: list[int] = [threshold, READ_DAYS]
+    if ids is not None:
+        sql += f" AND id IN ({','.join(['%s'] * len(ids))})"
+        params += ids
+    sql += " ORDER BY id"
+    if limit is not None:
+        sql += " LIMIT %s"
+        params.append(max(0, limit))
+    if ids is not None and connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]
