@@ -156,7 +156,8 @@ def test_promotion_reports_progress_once_per_batch(make_note):
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner, without statistics")
 def test_promotion_reads_the_live_read_nodes_through_their_own_index(make_note):
     """A store is never ANALYZEd: without statistics SQLite took `decayed_at IS NULL` for a
-    selective equality on memory_node_decayed_at and walked every live node (1M: 1.1 s)."""
+    selective equality on the full decayed_at index (0017 replaced it) and walked every live node
+    (1M: 1.1 s)."""
     from django.test.utils import CaptureQueriesContext
 
     with connection.cursor() as cursor:

@@ -50,7 +50,24 @@ class Node(models.Model):
             models.Index(fields=["content_key"], name="memory_node_content_key"),
             models.Index(fields=["domain", "decayed_at"], name="memory_node_domain_live"),
             models.Index(fields=["created_at"], name="memory_node_created_at"),
-            models.Index(fields=["decayed_at"], name="memory_node_decayed_at"),
+            # Liveness split in two partial indexes, so that no index holds the live nodes under
+            # one key: SQLite without statistics (a store is never ANALYZEd) took `decayed_at IS
+            # NULL` on a full (decayed_at) index for a selective equality and walked every live
+            # node, ahead of the index a query needed (docs/DESIGN.md, "Two engines").
+            # The forgotten, by when: the decayed lists and counts.
+            models.Index(
+                fields=["decayed_at"],
+                condition=Q(decayed_at__isnull=False),
+                name="memory_node_decayed",
+            ),
+            # Live ids: "which of these are live" answered from the index alone (the flag sits
+            # behind the body in the row), on every recall, read and walk. decayed_at is in the
+            # key, always NULL, so that SQLite counts the index as covering that question.
+            models.Index(
+                fields=["id", "decayed_at"],
+                condition=Q(decayed_at__isnull=True),
+                name="memory_node_live",
+            ),
             models.Index(fields=["kind", "domain"], name="memory_node_kind_domain"),
             # The dashboard's browse sorts by the event clock (an immutable column: no write cost
             # after arrival).
