@@ -32,7 +32,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
-from bench.synthetic import bench_dir, use_database
+from bench.synthetic import bench_dir, migrated, use_database
 
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -212,7 +212,7 @@ def prepare_locomo() -> tuple[Path, list[Question]]:
     samples = json.loads(source.read_text(encoding="utf-8"))
     path = bench_dir() / "locomo.sqlite3"
     if path.exists() and os.environ.get("GROVE_BENCH_REUSE") == "1":
-        return path, questions(samples)
+        return migrated(path), questions(samples)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     with use_database(path):

@@ -39,15 +39,16 @@ def _percentile(values: list[float], q: float) -> float:
 
 def _graph(size: int) -> Path:
     """The recall bench's database: a fresh copy of the cached graph, or with GROVE_BENCH_REUSE=1
-    the copy an earlier run left, already migrated, embedded and indexed (at 1M the copy,
-    migration and embedding take most of an hour on a loaded machine; recall is what is timed)."""
+    the copy an earlier run left, embedded and indexed, with any newer migration applied (at 1M
+    the copy, migration and embedding take most of an hour on a loaded machine; recall is what
+    is timed)."""
     from bench.sleep_bench import fresh_graph
-    from bench.synthetic import bench_dir
+    from bench.synthetic import bench_dir, migrated
 
     kept = bench_dir() / f"recall-{size}.sqlite3"
     if os.environ.get("GROVE_BENCH_REUSE") == "1" and kept.exists():
         print(f"  reusing {kept}", flush=True)
-        return kept
+        return migrated(kept)
     return fresh_graph(size, "recall")
 
 
