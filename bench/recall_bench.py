@@ -102,8 +102,8 @@ def _embed_and_load() -> tuple[float, float, float]:
     """Seconds to embed every node and to build the vector index (sleep's work, timed apart),
     then to load the index or the matrix a recall searches."""
     from memory.embed import embed_missing, get_embedder
-    from memory.recall import vector_matrix
     from memory.vector_index import current, sync_index
+    from memory.vector_matrix import vector_matrix
 
     started = time.perf_counter()
     embed_missing(batch=2000)

@@ -14,11 +14,10 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-import memory.recall as recall_module
+import memory.vector_matrix as matrix_module
 from memory.embed import embed_missing, get_embedder
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.models import Edge, Node, PendingCite, Ticket, Vector
-from memory.recall import _coarse_rows, _exact_candidates, vector_matrix
 from memory.scroll import commit_turn
 from memory.sleep import reach
 from memory.sleep.decay import (
@@ -30,6 +29,7 @@ from memory.sleep.decay import (
     pending_decays,
     restore,
 )
+from memory.vector_matrix import _coarse_rows, exact_candidates, vector_matrix
 from memory.visibility import Visibility, _aware, lawful
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import root, seal
@@ -311,7 +311,7 @@ def _damaged(node: Node) -> Vector:
 
 
 def test_the_vector_matrix_names_only_the_damaged_row_it_skips(make_note, caplog, monkeypatch):
-    monkeypatch.setattr(recall_module, "_matrices", {})  # built afresh from this test's rows
+    monkeypatch.setattr(matrix_module, "_matrices", {})  # built afresh from this test's rows
     note = make_note("The heron stands in the reeds.")
     broken = make_note("A broken vector belongs to this heron note.")
     vector = _damaged(broken)  # the first vector row: its id is not its node's
@@ -327,7 +327,7 @@ def test_the_vector_matrix_names_only_the_damaged_row_it_skips(make_note, caplog
 
 
 def test_new_rows_that_are_all_damaged_leave_the_cached_matrix_as_it_was(make_note, monkeypatch):
-    monkeypatch.setattr(recall_module, "_matrices", {})
+    monkeypatch.setattr(matrix_module, "_matrices", {})
     make_note("The heron stands in the reeds.")
     _damaged(make_note("Damaged from the start."))  # vector 1: the last good row's ids differ
     embed_missing()
@@ -360,7 +360,7 @@ def test_decay_spares_a_node_held_anew_after_its_mark(make_note, lone, monkeypat
 
 
 def test_the_float16_pass_runs_exactly_within_coarse_rows(monkeypatch):
-    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
     rng = np.random.default_rng(0)
     for n, coarse in ((49, False), (50, True), (60, True), (61, False)):
         matrix = matrix_of(rng.standard_normal((n, 8)).astype(np.float32))
@@ -370,11 +370,11 @@ def test_the_float16_pass_runs_exactly_within_coarse_rows(monkeypatch):
 
 
 def test_the_float16_pass_with_one_or_no_visible_row(monkeypatch):
-    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
     rng = np.random.default_rng(1)
     matrix = matrix_of(rng.standard_normal((55, 8)).astype(np.float32))
     q = rng.standard_normal(8).astype(np.float32)
     first = Visibility.of(domains=None, scope="both", as_of=START)  # only row 0 existed then
-    assert [i for i, _ in _exact_candidates(matrix, q, first, 5)] == [1]
+    assert [i for i, _ in exact_candidates(matrix, q, first, 5)] == [1]
     nowhere = Visibility.of(domains=["nowhere"], scope="both", as_of=None)
-    assert _exact_candidates(matrix, q, nowhere, 5) == []
+    assert exact_candidates(matrix, q, nowhere, 5) == []

@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from threadpoolctl import ThreadpoolController
 
-import memory.recall as recall_module
+import memory.vector_matrix as matrix_module
 from memory import lexical, rank
 from memory.entities import record_mentions
 from memory.models import Node
@@ -30,14 +30,9 @@ from memory.rank import (
     _lift,
     _neighbours,
 )
-from memory.recall import (
-    _coarse_index,
-    _coarse_rows,
-    _exact_candidates,
-    _reserve,
-)
 from memory.sleep import reach
 from memory.sleep.reach import holdings
+from memory.vector_matrix import _coarse_index, _coarse_rows, _reserve, exact_candidates
 from memory.visibility import Visibility
 from memory.why import WHY_CHARS, explain, reasons
 from review.ceremony import root
@@ -338,7 +333,7 @@ def test_the_float16_copy_is_kept_not_rebuilt_when_no_row_was_added():
 
 
 def test_no_visible_row_is_an_empty_list_of_row_indices(monkeypatch):
-    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
     matrix = matrix_of(np.random.default_rng(7).standard_normal((55, 8)).astype(np.float32))
     hidden = np.zeros(55, dtype=bool)
     rows = _coarse_rows(matrix, 55, matrix.vectors[0], hidden, 5)
@@ -348,7 +343,7 @@ def test_no_visible_row_is_an_empty_list_of_row_indices(monkeypatch):
 def test_the_float16_pass_keeps_the_first_row_when_rows_were_added_meanwhile(monkeypatch):
     # The copy holds 58 rows, the recall reads 55 (three were appended under it): rows 0-54
     # are searched, the first one included.
-    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
     vectors = np.zeros((58, 8), dtype=np.float32)
     vectors[:, 1] = 1.0
     vectors[:5, 0] = [10, 9, 8, 7, 6]
@@ -362,17 +357,17 @@ def test_the_exact_top_one_holds_when_float16_rounding_swaps_two_rows(monkeypatc
     # reads 10 * (1000 + 1000) and row 1 10 * (1000.5 + 1000): the margin, scaled by |q| and by
     # the largest row norm, keeps both for the float32 rescoring. (The embedder's vectors are
     # unit vectors; the bound holds for any.)
-    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
     vectors = np.zeros((55, 8), dtype=np.float32)
     vectors[:, 2] = 1.0
     vectors[0, :2], vectors[1, :2] = [1000.24, 1000.24], [1000.26, 999.9]
     q = np.array([10, 10, 0, 0, 0, 0, 0, 0], dtype=np.float32)
-    assert [i for i, _ in _exact_candidates(matrix_of(vectors), q, EVERYTHING, 1)] == [1]
+    assert [i for i, _ in exact_candidates(matrix_of(vectors), q, EVERYTHING, 1)] == [1]
 
 
 def test_the_float16_pass_rescores_only_rows_within_twice_its_error_of_the_kth(monkeypatch):
     # |q| = 1 and the largest row norm is 1000: twice the error is 1.18 (three times, 1.76).
-    monkeypatch.setattr(recall_module, "COARSE_ROWS", (50, 60))
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
     vectors = np.zeros((55, 8), dtype=np.float32)
     vectors[:, 2] = 1.0
     vectors[0, 0], vectors[1, 0], vectors[2, 1] = 10.0, 8.5, 1000.0
@@ -398,7 +393,7 @@ def test_the_exact_scan_multiplies_on_one_blas_thread():
     matrix = matrix_of(np.random.default_rng(6).standard_normal((10, 8)).astype(np.float32))
     matrix.vectors = matrix.vectors.view(_Probe)
     _Probe.threads = []
-    found = _exact_candidates(matrix, matrix.vectors[3].view(np.ndarray), EVERYTHING, 1)
+    found = exact_candidates(matrix, matrix.vectors[3].view(np.ndarray), EVERYTHING, 1)
     assert found[0][0] == 4 and _Probe.threads and all(t == 1 for ts in _Probe.threads for t in ts)
 
 

@@ -13,12 +13,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import memory.recall as recall_module
+import memory.vector_matrix as matrix_module
 from memory import rank
 from memory.embed import embed_missing, get_embedder, to_blob
 from memory.models import Node, Vector
 from memory.rank import _neighbours
-from memory.recall import _vector_candidates, recall, vector_matrix
+from memory.recall import _vector_candidates, recall
 from memory.vector_index import open_index, sync_index
+from memory.vector_matrix import vector_matrix
 from memory.visibility import Visibility
 from tests.test_mutation_round5b import _store
 
@@ -98,7 +100,7 @@ def test_each_database_name_has_its_own_vector_matrix(make_note):
         second = vector_matrix()
     finally:
         connection.settings_dict["NAME"] = name
-        recall_module._matrices.pop(("another-database.sqlite3", get_embedder().name), None)
+        matrix_module._matrices.pop(("another-database.sqlite3", get_embedder().name), None)
     assert second is not first
     assert vector_matrix() is first
 

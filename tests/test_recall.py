@@ -189,7 +189,7 @@ def test_recency_weight_is_within_bounds_and_unknown_time_is_neutral():
 
 def test_vectors_of_another_model_or_dimension_are_never_mixed(make_note):
     from memory.embed import get_embedder, to_blob
-    from memory.recall import vector_matrix
+    from memory.vector_matrix import vector_matrix
 
     note = make_note("The heron.")
     embed_missing()

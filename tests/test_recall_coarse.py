@@ -10,20 +10,21 @@ import numpy as np
 import pytest
 
 from memory import lexical
-from memory import recall as recall_module
+from memory import vector_matrix as matrix_module
 from memory.embed import embed_missing, get_embedder, normalise, to_blob
-from memory.recall import _append, _exact_candidates, _Matrix, _vector_candidates, recall
+from memory.recall import _vector_candidates, recall
+from memory.vector_matrix import Matrix, _append, exact_candidates
 from memory.visibility import Visibility
 
 START = datetime(2025, 1, 1, tzinfo=UTC)
 EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
 
 
-def matrix_of(vectors: np.ndarray) -> _Matrix:
+def matrix_of(vectors: np.ndarray) -> Matrix:
     """A cached matrix holding these rows: node id = row + 1, domains a/b/c, every third row
     wild, one row an hour from START."""
     n, dim = vectors.shape
-    matrix = _Matrix(key=("test", "test"), dim=dim)
+    matrix = Matrix(key=("test", "test"), dim=dim)
     matrix.vectors = np.zeros((0, dim), dtype=np.float32)
     rows = [
         (i + 1, i + 1, "x", to_blob(vectors[i]), "abc"[i % 3], "wild" if i % 3 == 0 else "home",
@@ -34,10 +35,10 @@ def matrix_of(vectors: np.ndarray) -> _Matrix:
     return matrix
 
 
-def full_scan(monkeypatch, matrix: _Matrix, q: np.ndarray, vis: Visibility, k: int) -> list:
+def full_scan(monkeypatch, matrix: Matrix, q: np.ndarray, vis: Visibility, k: int) -> list:
     with monkeypatch.context() as patched:
-        patched.setattr(recall_module, "COARSE_ROWS", (0, 0))
-        return _exact_candidates(matrix, q, vis, k)
+        patched.setattr(matrix_module, "COARSE_ROWS", (0, 0))
+        return exact_candidates(matrix, q, vis, k)
 
 
 def assert_same(found: list, expected: list) -> None:
@@ -48,13 +49,13 @@ def assert_same(found: list, expected: list) -> None:
 def spy(monkeypatch) -> list:
     """What each call of _coarse_rows answered (None: the full scan)."""
     answers: list = []
-    real = recall_module._coarse_rows
+    real = matrix_module._coarse_rows
 
     def record(*args, **kwargs):
         answers.append(real(*args, **kwargs))
         return answers[-1]
 
-    monkeypatch.setattr(recall_module, "_coarse_rows", record)
+    monkeypatch.setattr(matrix_module, "_coarse_rows", record)
     return answers
 
 
@@ -65,7 +66,7 @@ def test_the_float16_pass_keeps_the_float32_top_k(monkeypatch):
     expected = [full_scan(monkeypatch, matrix, q, EVERYTHING, 100) for q in queries]
     answers = spy(monkeypatch)
     for q, want in zip(queries, expected, strict=True):
-        assert_same(_exact_candidates(matrix, q, EVERYTHING, 100), want)
+        assert_same(exact_candidates(matrix, q, EVERYTHING, 100), want)
     # The first pass did the work: it kept a few hundred of the 6000 rows every time.
     assert all(a is not None and 100 <= len(a) < 1000 for a in answers)
 
@@ -86,7 +87,7 @@ def test_the_float16_pass_filters_as_the_full_scan(monkeypatch, vis):
     expected = full_scan(monkeypatch, matrix, q, vis, 100)
     everything = full_scan(monkeypatch, matrix, q, EVERYTHING, 100)
     assert {i for i, _ in everything} - {i for i, _ in expected}  # the filter removes some
-    assert_same(_exact_candidates(matrix, q, vis, 100), expected)
+    assert_same(exact_candidates(matrix, q, vis, 100), expected)
 
 
 def test_crowded_scores_fall_back_to_the_full_scan(monkeypatch):
@@ -98,7 +99,7 @@ def test_crowded_scores_fall_back_to_the_full_scan(monkeypatch):
     matrix = matrix_of(np.vstack([far, near]))
     expected = full_scan(monkeypatch, matrix, base, EVERYTHING, 100)
     answers = spy(monkeypatch)
-    assert_same(_exact_candidates(matrix, base, EVERYTHING, 100), expected)
+    assert_same(exact_candidates(matrix, base, EVERYTHING, 100), expected)
     assert answers == [None]
 
 
@@ -108,7 +109,7 @@ def test_a_row_that_is_not_finite_turns_the_first_pass_off(monkeypatch):
     vectors[17, 3] = np.inf
     matrix = matrix_of(vectors)
     answers = spy(monkeypatch)
-    _exact_candidates(matrix, vectors[0], EVERYTHING, 10)
+    exact_candidates(matrix, vectors[0], EVERYTHING, 10)
     assert answers == [None]
 
 
@@ -136,13 +137,13 @@ def test_whole_recalls_rank_the_same_with_the_first_pass(make_note, monkeypatch)
             days_old=200 - i,
         )
     embed_missing()
-    monkeypatch.setattr(recall_module, "COARSE_ROWS", (0, 0))
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (0, 0))
     queries = [" ".join(words[j : j + 3]) for j in range(8)]
     kinds = [{"scope": "both"}, {"scope": "home", "domains": ["work"]}, {"scope": "wild"}]
     before = [recall(q, limit=30, **kw) for q in queries for kw in kinds]
     vis = Visibility.of(domains=None, scope="both", as_of=None)
     full_hits = _vector_candidates("heron reed otter", vis, 100)
-    monkeypatch.setattr(recall_module, "COARSE_ROWS", (1, 200_000))
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (1, 200_000))
     answers = spy(monkeypatch)
     after = [recall(q, limit=30, **kw) for q in queries for kw in kinds]
     assert any(a is not None for a in answers)  # the first pass ran
@@ -150,7 +151,7 @@ def test_whole_recalls_rank_the_same_with_the_first_pass(make_note, monkeypatch)
     for old, new in zip(before, after, strict=True):
         assert [p["score"] for p in new] == pytest.approx([p["score"] for p in old], abs=2e-6)
     assert_same(_vector_candidates("heron reed otter", vis, 100), full_hits)
-    assert get_embedder().dim == len(recall_module.vector_matrix().vectors[0])
+    assert get_embedder().dim == len(matrix_module.vector_matrix().vectors[0])
 
 
 def test_rows_appended_after_the_scan_began_are_left_out(monkeypatch):
@@ -159,8 +160,8 @@ def test_rows_appended_after_the_scan_began_are_left_out(monkeypatch):
     vectors = normalise(rng.standard_normal((6000, 64)).astype(np.float32))
     matrix = matrix_of(vectors)
     q = vectors[5500]  # its best match lies past the first 5000 rows
-    assert _exact_candidates(matrix, q, EVERYTHING, 5)[0][0] == 5501  # the copy holds 6000
+    assert exact_candidates(matrix, q, EVERYTHING, 5)[0][0] == 5501  # the copy holds 6000
     mask = np.ones(5000, dtype=bool)
     for each in (None, mask):
-        rows = recall_module._coarse_rows(matrix, 5000, q, each, 100)
+        rows = matrix_module._coarse_rows(matrix, 5000, q, each, 100)
         assert rows is not None and len(rows) >= 100 and rows.max() < 5000
