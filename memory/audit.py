@@ -15,6 +15,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.chain import canonical, canonical_text, chain_many, event_digest, tail_hash
+from memory.chunks import chunks
 from memory.models import CEREMONY_EVENT_KINDS, ApiToken, Event, EventKind, Node
 
 EXCERPT_CHARS = 280
@@ -115,8 +116,7 @@ def snapshot_texts_from_rows(rows: list[tuple]) -> dict[int, str]:
 def _snapshot_texts(node_ids: list[int]) -> dict[int, str]:
     """snapshot_texts_from_rows of many nodes, one raw SELECT per 900 ids."""
     found: dict[int, str] = {}
-    for start in range(0, len(node_ids), 900):
-        chunk = node_ids[start : start + 900]
+    for chunk in chunks(node_ids):
         marks = ",".join(["%s"] * len(chunk))
         with connection.cursor() as cursor:
             cursor.execute(

@@ -28,6 +28,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from memory.chunks import chunks
 from memory.models import Event, Node
 
 logger = logging.getLogger(__name__)
@@ -197,9 +198,8 @@ def missing_ids(model: str, *, limit: int | None = None, since: Since | None = N
             - {None}
         )
         found = list(missing.filter(pk__gt=since.through_id).values_list("created_at", "id"))
-        for start in range(0, len(back), 900):  # under every backend's parameter limit
-            chunk = missing.filter(pk__in=back[start : start + 900])
-            found += chunk.values_list("created_at", "id")
+        for chunk in chunks(back):
+            found += missing.filter(pk__in=chunk).values_list("created_at", "id")
         found.sort()
         return np.array([node_id for _, node_id in found[:limit]], dtype=np.int64)
     listing = missing.order_by("created_at", "id").values_list("id", flat=True)
@@ -218,8 +218,7 @@ def _embed_batch(embedder: Embedder, ids: np.ndarray) -> int:
     order = {node_id: k for k, node_id in enumerate(wanted)}
     with connection.cursor() as cursor:
         rows: list[tuple[int, str]] = []
-        for start in range(0, len(wanted), 900):  # under every backend's parameter limit
-            chunk = wanted[start : start + 900]
+        for chunk in chunks(wanted):
             cursor.execute(
                 f"SELECT id, body FROM memory_node WHERE decayed_at IS NULL AND id IN "
                 f"({','.join(['%s'] * len(chunk))})",

@@ -23,6 +23,7 @@ from django.db.models import (
     When,
 )
 
+from memory.chunks import chunks
 from memory.models import CEREMONY_EVENT_KINDS, Event, EventKind, Node, Trust
 
 _PRECEDENCE = (
@@ -86,10 +87,8 @@ def trust_map(node_ids: Iterable[int], *, as_of: datetime | None = None) -> dict
     if not ids:
         return result
     seen: dict[int, dict[str, tuple]] = {}
-    for start in range(0, len(ids), 900):
-        qs = Event.objects.filter(
-            node_id__in=ids[start : start + 900], kind__in=CEREMONY_EVENT_KINDS
-        )
+    for chunk in chunks(ids):
+        qs = Event.objects.filter(node_id__in=chunk, kind__in=CEREMONY_EVENT_KINDS)
         if as_of is not None:
             qs = qs.filter(at__lte=as_of)
         rows = qs.order_by("at", "id").values_list("node_id", "kind", "at", "id")

@@ -21,6 +21,7 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
+from memory.chunks import chunks
 from memory.vector_search import CHUNK, VectorIndex
 
 logger = logging.getLogger("grove.vector_index")
@@ -214,8 +215,7 @@ def _train(model: str, dim: int, rows: int) -> np.ndarray:
         rng = np.random.default_rng(20241130)
         chosen = np.sort(rng.choice(ids, min(len(ids), nlist * TRAIN_PER_LIST), replace=False))
         blobs: list[bytes] = []
-        for start in range(0, len(chosen), 900):
-            chunk = [int(i) for i in chosen[start : start + 900]]
+        for chunk in chunks(chosen.tolist()):
             cursor.execute(
                 f"SELECT data FROM memory_vector WHERE id IN ({','.join(['%s'] * len(chunk))})",
                 chunk,

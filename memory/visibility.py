@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
+from memory.chunks import chunks
 from memory.clocks import parse_instant
 from memory.errors import Invalid, NotFound
 from memory.models import CEREMONY_EVENT_KINDS, EventKind, Node, Trust
@@ -125,8 +126,7 @@ def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
     # Raw: on every recall, read and walk; the ORM's version measured 4x (now) to 9x (as of)
     # slower here. The decayed flag is compared as an aware instant (_aware) on both engines.
     with connection.cursor() as cursor:
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
+        for chunk in chunks(ids):
             marks = ",".join(["%s"] * len(chunk))
             if as_of is None:
                 # Now, the flag alone decides: memory_node_live (live ids) answers it without
@@ -177,8 +177,7 @@ def _with_authority_events(ids: list[int]) -> list[int]:
     # 200 nodes). PostgreSQL's planner needs no hint (and has no unary + on text).
     kind = "kind" if connection.vendor == "postgresql" else "+kind"
     with connection.cursor() as cursor:
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
+        for chunk in chunks(ids):
             cursor.execute(
                 f"SELECT DISTINCT node_id FROM memory_event WHERE node_id IN "
                 f"({','.join(['%s'] * len(chunk))}) AND {kind} IN "

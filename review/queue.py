@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from memory.chunks import chunks
 from memory.errors import GroveError
 from memory.models import Event, EventKind, Node, Trust
 from memory.sleep.decay import pending_decays
@@ -181,10 +182,10 @@ def decision_item(node: Node) -> Item:
 def _proposals(node_ids: list[int]) -> dict[int, Event]:
     """The latest proposal event per node (the one that put it in the queue)."""
     found: dict[int, Event] = {}
-    for start in range(0, len(node_ids), 900):
-        events = Event.objects.filter(
-            node_id__in=node_ids[start : start + 900], kind=EventKind.PROPOSED
-        ).order_by("at", "id")
+    for chunk in chunks(node_ids):
+        events = Event.objects.filter(node_id__in=chunk, kind=EventKind.PROPOSED).order_by(
+            "at", "id"
+        )
         for event in events:
             if event.node_id is not None:  # a proposal always names its node
                 found[event.node_id] = event

@@ -27,6 +27,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import audit
+from memory.chunks import chunks
 from memory.errors import Conflict, NotFound
 from memory.models import CEREMONY_EVENT_KINDS, DecayReason, Event, EventKind, Node
 from memory.read import access_fields
@@ -188,9 +189,8 @@ def _release_days(later: reach.Mark, created: dict[int, datetime], now: datetime
 
 def _created_at(ids: list[int]) -> dict[int, datetime]:
     created: dict[int, datetime] = {}
-    for start in range(0, len(ids), 900):
-        rows = Node.objects.filter(pk__in=ids[start : start + 900]).values_list("id", "created_at")
-        created.update(rows)
+    for chunk in chunks(ids):
+        created.update(Node.objects.filter(pk__in=chunk).values_list("id", "created_at"))
     return created
 
 
@@ -200,8 +200,7 @@ def _in_domains(ids: list[int], domains: list[str] | None, limit: int | None) ->
     if domains is None:
         return ids[:limit]
     found: list[int] = []
-    for start in range(0, len(ids), 900):
-        chunk = ids[start : start + 900]
+    for chunk in chunks(ids):
         inside = set(
             Node.objects.filter(pk__in=chunk, domain__in=domains).values_list("id", flat=True)
         )
