@@ -44,7 +44,7 @@ def _phrase(node_id: int, edge: tuple[int, int, str], now_garbage: set[int], onl
     other = dst if src == node_id else src
     if kind not in reach.HOLDING:
         lead = "its only live neighbour" if only else "live neighbour"
-        return f"{lead} #{other} is `{kind}`, which does not hold"
+        return f"{lead} #{other} is linked by {kind}, which does not hold"
     if src == node_id:
         return f"it holds #{other} ({kind}); that does not hold it back"
     if other in now_garbage:
