@@ -26,10 +26,12 @@ def test_a_decayed_node_past_every_candidate_and_holder_does_not_break_the_mark(
     lone("Young, no edges.")
     past = lone("Young, no edges, let go.")
     let_go(past.pk, actor="owner")
-    src, _, _ = reach.holding_edges()
-    assert past.pk == max(old.pk, int(src.max())) + 2  # the fixture reaches the mask's edge
+    cutoff = timezone.now() - timedelta(days=14)
+    src, _, _ = reach.holding_edges(cutoff)
+    holders = int(src.max()) if len(src) else 0
+    assert past.pk == max(old.pk, holders) + 2  # the fixture reaches the mask's edge
 
-    found = reach.mark(timezone.now() - timedelta(days=14))
+    found = reach.mark(cutoff)
 
     assert old.pk in found.garbage.tolist()
     assert past.pk not in found.candidates.tolist()
