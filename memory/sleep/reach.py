@@ -119,6 +119,15 @@ def _self_held(found: np.ndarray) -> np.ndarray:
     return np.concatenate([np.array(protected, dtype=np.int64), owned, open_question_ids()])
 
 
+def _old_unread_sql(alias: str) -> str:
+    """Live, unread, not permanent and created at or before a cutoff (its one parameter): the
+    terms of the partial index memory_node_decay_candidates, spelled as it is (see _false)."""
+    return (
+        f"{alias}.decayed_at IS NULL AND {alias}.permanent = {_false()} "
+        f"AND {alias}.access_count = 0 AND {alias}.created_at <= %s"
+    )
+
+
 def _false() -> str:
     """FALSE as the partial index memory_node_decay_candidates spells it: SQLite uses a partial
     index only when the query repeats its terms ("permanent" = 0; FALSE reads as a full scan of
@@ -137,8 +146,7 @@ def _old_unread(cutoffs: Sequence[datetime]) -> tuple[np.ndarray, np.ndarray]:
     )
     packed = _folded(
         f"id * {1 << len(cutoffs)} + {bits}",
-        f"""FROM memory_node WHERE decayed_at IS NULL AND permanent = {_false()}
-            AND access_count = 0 AND created_at <= %s""",
+        f"FROM memory_node n WHERE {_old_unread_sql('n')}",
         [*(db_time(c) for c in cutoffs), db_time(max(cutoffs))],
     )
     packed.sort()  # the index gives them by age
@@ -221,8 +229,7 @@ def holding_edges(cutoff: datetime) -> tuple[np.ndarray, np.ndarray, int]:
     top = int(_ids("SELECT COALESCE(MAX(id), 0) FROM memory_edge")[0])
     pg = connection.vendor == "postgresql"
     rest = f"""FROM memory_node n {"" if pg else "CROSS "}JOIN memory_edge e ON e.to_node_id = n.id
-        WHERE n.decayed_at IS NULL AND n.permanent = {_false()} AND n.access_count = 0
-        AND n.created_at <= %s AND {"" if pg else "+"}e.kind IN ({HOLDING_SQL})"""
+        WHERE {_old_unread_sql("n")} AND {"" if pg else "+"}e.kind IN ({HOLDING_SQL})"""
     params = [db_time(cutoff)]
     if int(_ids("SELECT COALESCE(MAX(id), 0) FROM memory_node")[0]) < _PAIR:
         pairs = _folded(f"e.from_node_id * {_PAIR} + e.to_node_id", rest, params)
