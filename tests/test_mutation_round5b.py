@@ -413,8 +413,9 @@ def test_the_candidates_read_can_use_the_partial_decay_index(lone):
     (read,) = [q["sql"] for q in queries.captured_queries if "access_count = 0" in q["sql"]]
     # INDEXED BY fails ("no query solution") when the WHERE does not imply the index's terms.
     forced = read.replace(
-        "FROM memory_node", "FROM memory_node INDEXED BY memory_node_decay_candidates"
+        "FROM memory_node n", "FROM memory_node n INDEXED BY memory_node_decay_candidates"
     )
+    assert forced != read, read
     with connection.cursor() as cursor:
         cursor.execute(forced)
         assert cursor.fetchone()[0] == str(old.pk * 2 + 1)  # the id, and old at the one cutoff
