@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory.models import Edge, EdgeKind
@@ -40,3 +43,20 @@ def test_a_chain_of_old_unread_nodes_is_held_through_every_link(make_note, lone)
         (middle.pk, top.pk),
     }
     assert reach.mark(cutoff).garbage.tolist() == []
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner, without statistics")
+def test_the_edges_are_read_one_seek_a_candidate(make_note, lone):
+    """The candidates drive (CROSS JOIN), and each is one seek on to_node alone (`+kind`), not
+    one per holding kind."""
+    old = lone("An old page.", days_old=40)
+    make_note("Derived from the old page.", origins=[{"id": old.pk}])
+    with CaptureQueriesContext(connection) as queries:
+        reach.holding_edges(timezone.now() - timedelta(days=14))
+    (sql,) = [q["sql"] for q in queries.captured_queries if "JOIN memory_edge" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + sql)
+        plan = [str(row[-1]) for row in cursor.fetchall()]
+    assert len(plan) == 2, plan
+    assert plan[0] == "SEARCH n USING INDEX memory_node_decay_candidates (created_at<?)", plan
+    assert plan[1].startswith("SEARCH e USING ") and plan[1].endswith("(to_node_id=?)"), plan
