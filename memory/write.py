@@ -254,9 +254,10 @@ def write_node(
             raise Conflict(
                 f"origin node(s) {gone} have decayed; restore them first", code="decayed_origin"
             )
-        refused_by = _tombstone(request) if claim else None
+        same = _same_key(request) if claim else []
+        refused_by = _tombstone(request, same) if claim else None
         if refused_by is None:
-            if claim and nest is None and (known := _known(request)) is not None:
+            if claim and nest is None and (known := _known(request, same)) is not None:
                 return known
             node = _insert(request)
             if nest is not None:
@@ -283,16 +284,22 @@ def _refuse(request: _Request, refused_by: int) -> NoReturn:
     )
 
 
-def _tombstone(request: _Request) -> int | None:
+def _same_key(request: _Request) -> list[tuple[int, Any, str, str, str]]:
+    """Every node with this write's content key, oldest first, as (pk, decayed_at, domain,
+    jurisdiction, kind): read once for _tombstone and _known, by the key alone, the rest compared
+    by them. With (kind, domain) or the domain in the WHERE, SQLite without statistics (a store
+    is never ANALYZEd) read every node of that kind or domain on each write (1M: ~0.3 s a write).
+    A key has a row or two."""
+    rows = Node.objects.filter(content_key=request.key).order_by("id")
+    return list(rows.values_list("pk", "decayed_at", "domain", "jurisdiction", "kind"))
+
+
+def _tombstone(request: _Request, same_key: list[tuple]) -> int | None:
     """The rejected node whose content key this write carries, in its domain (any jurisdiction
     or kind: the owner rejected the words), else None."""
-    # By the content key alone (see _known): as a subquery with the domain, SQLite without
-    # statistics listed every node of the domain first.
     same = [
         pk
-        for pk, domain, kind in Node.objects.filter(content_key=request.key).values_list(
-            "pk", "domain", "kind"
-        )
+        for pk, _, domain, _, kind in same_key
         if domain == request.domain and kind not in OCCURRENCE_KINDS
     ]
     if not same:
@@ -305,23 +312,13 @@ def _tombstone(request: _Request) -> int | None:
     )
 
 
-def _known(request: _Request) -> WriteResult | None:
+def _known(request: _Request, same_key: list[tuple]) -> WriteResult | None:
     """The existing node this write is, if any: same content key, domain, jurisdiction and kind,
     and not sealed (sealed content answers as unseen content would: a fresh node). A live one is
     returned; a decayed one is revived. Either way the new origins are recorded on an event,
     never as edges (the caller did not write that node)."""
-    # By the content key alone, the rest compared here: with (kind, domain) in the WHERE, SQLite
-    # without statistics (a store is never ANALYZEd) chose memory_node_kind_domain and read every
-    # node of that kind and domain on each write (1M: ~0.3 s a write). A key has a row or two.
-    same = Node.objects.filter(content_key=request.key).order_by("id")
     wanted = (request.domain, request.jurisdiction, request.kind)
-    candidates = [
-        (pk, decayed)
-        for pk, decayed, *fields in same.values_list(
-            "pk", "decayed_at", "domain", "jurisdiction", "kind"
-        )
-        if tuple(fields) == wanted
-    ]
+    candidates = [(pk, decayed) for pk, decayed, *fields in same_key if tuple(fields) == wanted]
     trusts = trust_map([pk for pk, _ in candidates])
     unsealed = [(pk, decayed) for pk, decayed in candidates if trusts[pk] != Trust.SEALED]
     live = next((pk for pk, decayed in unsealed if decayed is None), None)
