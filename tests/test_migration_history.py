@@ -20,6 +20,7 @@ RELEASED = {
     "0014_entities",
     "0015_last_read_by",
     "0016_event_partial_indexes",
+    "0017_liveness_partial_indexes",
 }
 
 

@@ -142,8 +142,13 @@ class Node(models.Model):
 
 
 class Edge(models.Model):
-    from_node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="out_edges")
-    to_node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="in_edges")
+    # No index of their own: the unique (from, to, kind) and (to, kind) lead with them.
+    from_node = models.ForeignKey(
+        Node, on_delete=models.PROTECT, related_name="out_edges", db_index=False
+    )
+    to_node = models.ForeignKey(
+        Node, on_delete=models.PROTECT, related_name="in_edges", db_index=False
+    )
     kind = models.CharField(max_length=24, choices=EdgeKind.choices)
     weight = models.FloatField(default=1.0)
     created_at = models.DateTimeField(default=timezone.now)
@@ -173,7 +178,8 @@ class Edge(models.Model):
 class Vector(models.Model):
     """An embedding. Rebuildable; a decayed node's vector may stay, so searches must filter."""
 
-    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="vectors")
+    # No index of its own: the unique (node, model) leads with it.
+    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="vectors", db_index=False)
     model = models.CharField(max_length=200)
     dim = models.PositiveIntegerField()
     data = models.BinaryField()  # float32, little-endian, dim * 4 bytes
@@ -196,7 +202,10 @@ class Mention(models.Model):
     """An entity a node's body names (memory/entities.py): derived from the immutable body by
     sleep, so rebuildable; recall expands through the entities its best hits share."""
 
-    node = models.ForeignKey(Node, on_delete=models.PROTECT, related_name="mentions")
+    # No index of its own: the unique (node, entity) leads with it.
+    node = models.ForeignKey(
+        Node, on_delete=models.PROTECT, related_name="mentions", db_index=False
+    )
     entity = models.CharField(max_length=100)  # casefolded key: "eiffel tower", "7 may 2023"
     kind = models.CharField(max_length=16, choices=MentionKind.choices)
 
