@@ -231,6 +231,8 @@ GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")
 GROVE_SLEEP_STALE_SECONDS = env_int("GROVE_SLEEP_STALE_SECONDS", 120)
 GROVE_CROSSLINK_MIN_COSINE = env_float("GROVE_CROSSLINK_MIN_COSINE", 0.6)
 GROVE_CROSSLINK_CAP = env_int("GROVE_CROSSLINK_CAP", 3)
+# Threads for cross-link's join (numpy releases the GIL in it): the machine's cores, at most 4.
+GROVE_SLEEP_THREADS = env_int("GROVE_SLEEP_THREADS", min(4, os.cpu_count() or 1))
 GROVE_CONSOLIDATE_MIN_COSINE = env_float("GROVE_CONSOLIDATE_MIN_COSINE", 0.92)
 # The vector index (memory.vector_index): where it lives, and from how many vectors recall and
 # cross-link use it instead of an exact scan (below that, the scan is fast and exact).

@@ -51,16 +51,19 @@ def test_a_dense_block_keeps_each_rows_best_few():
         assert kept == sorted(sims[r].tolist(), reverse=True)[:3]
 
 
-def test_the_join_finds_what_a_brute_force_search_finds(monkeypatch, tmp_path):
-    """Every cluster probed, so the join must equal the exact search: each new row's best
-    older same-domain usable rows at or above the threshold, new rows in several domains."""
+def _themed_index(tmp_path, *, n: int = 600, seed: int = 11, twins: bool = False):
+    """An index of `n` float16 vectors around five themes (many pairs pass 0.6), ids 2, 4, ...
+    in three domains, each row in its nearest of six clusters; and its rng. With `twins`,
+    every seventh row repeats another (equal cosines)."""
     from memory.vector_search import VectorIndex
 
-    rng = np.random.default_rng(11)
-    n, dim, nlist, keep = 600, 8, 6, 3
+    rng = np.random.default_rng(seed)
+    dim = 8
     base = rng.standard_normal((5, dim))  # five themes, so many pairs pass the threshold
     vectors = base[rng.integers(0, 5, n)] + 0.35 * rng.standard_normal((n, dim))
     vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float16)
+    if twins:
+        vectors[1::7] = vectors[::7][: len(vectors[1::7])]
     centroids = base / np.linalg.norm(base, axis=1, keepdims=True)
     centroids = np.vstack([centroids, -centroids[:1]]).astype(np.float32)
     index = VectorIndex(
@@ -70,6 +73,15 @@ def test_the_join_finds_what_a_brute_force_search_finds(monkeypatch, tmp_path):
         cluster=np.argmax(vectors.astype(np.float32) @ centroids.T, axis=1).astype(np.int32),
         centroids=centroids, vectors=vectors,
     )  # fmt: skip
+    return index, rng
+
+
+def test_the_join_finds_what_a_brute_force_search_finds(monkeypatch, tmp_path):
+    """Every cluster probed, so the join must equal the exact search: each new row's best
+    older same-domain usable rows at or above the threshold, new rows in several domains."""
+    n, nlist, keep = 600, 6, 3
+    index, rng = _themed_index(tmp_path, n=n)
+    vectors = index.vectors
     usable = rng.random(n) > 0.2
     new_rows = np.nonzero(usable)[0][-150:]  # the newest usable rows, every domain among them
     monkeypatch.setattr(crossjoin, "CROSSLINK_PROBES", nlist)
@@ -90,3 +102,24 @@ def test_the_join_finds_what_a_brute_force_search_finds(monkeypatch, tmp_path):
     assert {r: [c for _, c in v] for r, v in got.items()} == {
         r: [c for _, c in v] for r, v in expected.items()
     }
+
+
+def test_threads_join_exactly_as_one(monkeypatch, settings, tmp_path):
+    """Clusters run on several threads, their pairs folded in cluster order: the same best,
+    bit for bit, as one thread: pairs folded as threads finish would reorder equal cosines."""
+    index, rng = _themed_index(tmp_path, n=900, seed=4, twins=True)
+    index.cluster[1::7] = (index.cluster[::7][: len(index.cluster[1::7])] + 1) % 6  # twins apart
+    usable = rng.random(900) > 0.1
+    new_rows = np.nonzero(usable)[0][-400:]
+    monkeypatch.setattr(crossjoin, "CROSSLINK_PROBES", 6)  # every cluster: each pair is met
+    monkeypatch.setattr(crossjoin, "ASK_BLOCK", 16)
+    monkeypatch.setattr(crossjoin, "RELEASE_EVERY", 2)  # several windows of clusters
+    monkeypatch.setattr(crossjoin, "FOLD_AT", 50)  # folds between clusters
+    runs = []
+    for threads in (1, 3):
+        settings.GROVE_SLEEP_THREADS = threads
+        best = crossjoin.join(index, new_rows, usable, min_cosine=0.6, keep=3)
+        runs.append((best.values, best.cols))
+    (values, cols), (threaded_values, threaded_cols) = runs
+    assert (cols >= 0).sum() > 300  # most new rows found partners
+    assert np.array_equal(values, threaded_values) and np.array_equal(cols, threaded_cols)

@@ -11,9 +11,11 @@ domain, and the products outside those never made an edge. Each new row keeps a 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 
 from memory.vector_index import CROSSLINK_PROBES, VectorIndex
 
@@ -92,46 +94,53 @@ def join(
         return best
     ids, domain = index.ids, index.domain
     nlist = len(index.centroids)
-    probes = np.concatenate(
-        [
-            index.nearest_clusters(_f32(index, new_rows[s : s + 4096]), CROSSLINK_PROBES)
-            for s in range(0, len(new_rows), 4096)
-        ]
-    )
-    members = np.nonzero(usable)[0]
-    members = members[np.lexsort((ids[members], domain[members], index.cluster[members]))]
-    member_bounds = np.searchsorted(index.cluster[members], np.arange(nlist + 1))
-    # int32: at a million rows these arrays are a dozen entries per new row.
-    asking = np.repeat(np.arange(len(new_rows), dtype=np.int32), probes.shape[1])
-    probed = probes.ravel().astype(np.int32)
-    del probes
-    asked = new_rows[asking]
-    order = np.lexsort((ids[asked], domain[asked], probed))
-    del asked
-    asking, probed = asking[order], probed[order]
-    ask_bounds = np.searchsorted(probed, np.arange(nlist + 1))
-    del probed, order
-    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    pending = 0
-    for done, c in enumerate(np.nonzero(np.diff(ask_bounds))[0]):
-        if done % RELEASE_EVERY == RELEASE_EVERY - 1:
+    # The products, comparisons and sorts below release the GIL, so threads share the cores;
+    # each thread's BLAS calls stay single-threaded (the caller's limit).
+    with ThreadPoolExecutor(max(1, settings.GROVE_SLEEP_THREADS)) as pool:
+        starts = range(0, len(new_rows), 4096)
+        probes = np.concatenate(
+            list(
+                pool.map(
+                    lambda s: index.nearest_clusters(
+                        _f32(index, new_rows[s : s + 4096]), CROSSLINK_PROBES
+                    ),
+                    starts,
+                )
+            )
+        )
+        members = np.nonzero(usable)[0]
+        members = members[np.lexsort((ids[members], domain[members], index.cluster[members]))]
+        member_bounds = np.searchsorted(index.cluster[members], np.arange(nlist + 1))
+        # int32: at a million rows these arrays are a dozen entries per new row.
+        asking = np.repeat(np.arange(len(new_rows), dtype=np.int32), probes.shape[1])
+        probed = probes.ravel().astype(np.int32)
+        del probes
+        asked = new_rows[asking]
+        order = np.lexsort((ids[asked], domain[asked], probed))
+        del asked
+        asking, probed = asking[order], probed[order]
+        ask_bounds = np.searchsorted(probed, np.arange(nlist + 1))
+        del probed, order
+
+        def pairs_of(c: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+            targets = members[member_bounds[c] : member_bounds[c + 1]]
+            if len(targets) == 0:
+                return []
+            asks = asking[ask_bounds[c] : ask_bounds[c + 1]]
+            return _cluster_pairs(index, new_rows, asks, targets, min_cosine=min_cosine, keep=keep)
+
+        found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        pending = 0
+        clusters = np.nonzero(np.diff(ask_bounds))[0].tolist()
+        for start in range(0, len(clusters), RELEASE_EVERY):
+            # In cluster order whatever thread ran it: the fold keeps the first of equal cosines.
+            for parts in pool.map(pairs_of, clusters[start : start + RELEASE_EVERY]):
+                found.extend(parts)
+                pending += sum(len(part[0]) for part in parts)
+                if pending > FOLD_AT:
+                    best.fold(*(np.concatenate(x) for x in zip(*found, strict=True)))
+                    found, pending = [], 0
             index.release()  # the join reads every row once; keep resident only a window
-        targets = members[member_bounds[c] : member_bounds[c + 1]]
-        if len(targets) == 0:
-            continue
-        for part in _cluster_pairs(
-            index,
-            new_rows,
-            asking[ask_bounds[c] : ask_bounds[c + 1]],
-            targets,
-            min_cosine=min_cosine,
-            keep=keep,
-        ):
-            found.append(part)
-            pending += len(part[0])
-        if pending > FOLD_AT:
-            best.fold(*(np.concatenate(x) for x in zip(*found, strict=True)))
-            found, pending = [], 0
     if found:
         best.fold(*(np.concatenate(x) for x in zip(*found, strict=True)))
     return best
