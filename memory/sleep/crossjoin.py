@@ -20,6 +20,9 @@ from django.conf import settings
 from memory.vector_index import CROSSLINK_PROBES, VectorIndex
 
 ASK_BLOCK = 1024  # probers per product
+# New rows per nearest-cluster search: its temporaries are ~32 bytes per row and cluster (130 MB
+# at 4,096 rows and 2,000 clusters), and each thread holds its own.
+PROBE_BLOCK = 1024
 FOLD_AT = 2_000_000  # candidate pairs held before they are folded into the running best
 FOLD_SLICE = 250_000  # pairs merged at once with their rows' best so far
 RELEASE_EVERY = 64  # clusters between unmapping the float16 pages read (RSS, not the cache)
@@ -97,12 +100,12 @@ def join(
     # The products, comparisons and sorts below release the GIL, so threads share the cores;
     # each thread's BLAS calls stay single-threaded (the caller's limit).
     with ThreadPoolExecutor(max(1, settings.GROVE_SLEEP_THREADS)) as pool:
-        starts = range(0, len(new_rows), 4096)
+        starts = range(0, len(new_rows), PROBE_BLOCK)
         probes = np.concatenate(
             list(
                 pool.map(
                     lambda s: index.nearest_clusters(
-                        _f32(index, new_rows[s : s + 4096]), CROSSLINK_PROBES
+                        _f32(index, new_rows[s : s + PROBE_BLOCK]), CROSSLINK_PROBES
                     ),
                     starts,
                 )
