@@ -127,9 +127,11 @@ def _edge_routes(node_id: int, vis: Visibility) -> list[tuple[str, str, int]]:
         ("out", kind, target)
         for kind, target in edges.order_by("id").values_list("kind", "to_node_id")[:MAX_ROUTES]
     ]
+    # The first ids from the (to_node, kind) index alone (a hub has thousands), then their rows.
+    first_in = Edge.objects.filter(pk__in=incoming.order_by("id").values("id")[:MAX_ROUTES])
     routes += [
         ("in", kind, source)
-        for kind, source in incoming.order_by("id").values_list("kind", "from_node_id")[:MAX_ROUTES]
+        for kind, source in first_in.order_by("id").values_list("kind", "from_node_id")
     ]
     return [(_NESTED[d] if k == EdgeKind.NESTS else d, k, t) for d, k, t in routes]
 

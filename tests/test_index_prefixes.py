@@ -4,8 +4,10 @@ not. Read from the migrated test database itself, on either engine."""
 
 from __future__ import annotations
 
+import pytest
 from django.apps import apps
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 OUR_APPS = ("memory", "review", "agents", "dashboard")
 
@@ -73,3 +75,40 @@ def test_a_foreign_key_index_under_a_composite_is_caught(db):
     finally:
         with connection.cursor() as cursor:
             cursor.execute("DROP INDEX test_edge_to")
+
+
+def _plan(sql: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + sql)
+        return " | ".join(str(row[-1]) for row in cursor.fetchall())
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner")
+@pytest.mark.parametrize("reader", ["backlinks", "walk"])
+def test_a_hubs_first_in_edges_come_from_the_index_alone(make_note, reader):
+    """With no index on to_node_id alone, `to_node = X ORDER BY id LIMIT n` reads and sorts every
+    in-edge: the backlinks and the walk take the ids from the covering (to_node, kind) index
+    first, and read only those rows."""
+    from dashboard.graph import backlinks
+    from memory.visibility import Visibility
+    from memory.walk import _edge_routes
+
+    hub = make_note("A hub.")
+    for i in range(3):
+        make_note(f"Child {i}.", origins=[{"id": hub.pk, "relation": "derived_from"}])
+    run = {
+        "backlinks": lambda: backlinks(hub.pk),
+        "walk": lambda: _edge_routes(hub.pk, Visibility(domains=None, scope="both", as_of=None)),
+    }[reader]
+    with CaptureQueriesContext(connection) as queries:
+        run()
+    limited = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "LIMIT" in q["sql"] and '"to_node_id" = ' in q["sql"]
+    ]
+    assert limited, "the in-edges are read with a limit"
+    for sql in limited:
+        plan = _plan(sql)
+        assert "COVERING INDEX memory_edge_to_kind" in plan, plan
+        assert "INTEGER PRIMARY KEY" in plan, plan
