@@ -97,44 +97,32 @@ def join(
         return best
     ids, domain = index.ids, index.domain
     nlist = len(index.centroids)
-    # The products, comparisons and sorts below release the GIL, so threads share the cores;
-    # each thread's BLAS calls stay single-threaded (the caller's limit).
-    with ThreadPoolExecutor(max(1, settings.GROVE_SLEEP_THREADS)) as pool:
-        starts = range(0, len(new_rows), PROBE_BLOCK)
-        probes = np.concatenate(
-            list(
-                pool.map(
-                    lambda s: index.nearest_clusters(
-                        _f32(index, new_rows[s : s + PROBE_BLOCK]), CROSSLINK_PROBES
-                    ),
-                    starts,
-                )
-            )
-        )
-        members = np.nonzero(usable)[0]
-        members = members[np.lexsort((ids[members], domain[members], index.cluster[members]))]
-        member_bounds = np.searchsorted(index.cluster[members], np.arange(nlist + 1))
-        # int32: at a million rows these arrays are a dozen entries per new row.
-        asking = np.repeat(np.arange(len(new_rows), dtype=np.int32), probes.shape[1])
-        probed = probes.ravel().astype(np.int32)
-        del probes
-        asked = new_rows[asking]
-        order = np.lexsort((ids[asked], domain[asked], probed))
-        del asked
-        asking, probed = asking[order], probed[order]
-        ask_bounds = np.searchsorted(probed, np.arange(nlist + 1))
-        del probed, order
+    probes = _probes(index, new_rows)
+    members = np.nonzero(usable)[0]
+    members = members[np.lexsort((ids[members], domain[members], index.cluster[members]))]
+    member_bounds = np.searchsorted(index.cluster[members], np.arange(nlist + 1))
+    # int32: at a million rows these arrays are a dozen entries per new row.
+    asking = np.repeat(np.arange(len(new_rows), dtype=np.int32), probes.shape[1])
+    probed = probes.ravel().astype(np.int32)
+    del probes
+    asked = new_rows[asking]
+    order = np.lexsort((ids[asked], domain[asked], probed))
+    del asked
+    asking, probed = asking[order], probed[order]
+    ask_bounds = np.searchsorted(probed, np.arange(nlist + 1))
+    del probed, order
 
-        def pairs_of(c: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-            targets = members[member_bounds[c] : member_bounds[c + 1]]
-            if len(targets) == 0:
-                return []
-            asks = asking[ask_bounds[c] : ask_bounds[c + 1]]
-            return _cluster_pairs(index, new_rows, asks, targets, min_cosine=min_cosine, keep=keep)
+    def pairs_of(c: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        targets = members[member_bounds[c] : member_bounds[c + 1]]
+        if len(targets) == 0:
+            return []
+        asks = asking[ask_bounds[c] : ask_bounds[c + 1]]
+        return _cluster_pairs(index, new_rows, asks, targets, min_cosine=min_cosine, keep=keep)
 
-        found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        pending = 0
-        clusters = np.nonzero(np.diff(ask_bounds))[0].tolist()
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    pending = 0
+    clusters = np.nonzero(np.diff(ask_bounds))[0].tolist()
+    with _threads() as pool:
         for start in range(0, len(clusters), RELEASE_EVERY):
             # In cluster order whatever thread ran it: the fold keeps the first of equal cosines.
             for parts in pool.map(pairs_of, clusters[start : start + RELEASE_EVERY]):
@@ -147,6 +135,24 @@ def join(
     if found:
         best.fold(*(np.concatenate(x) for x in zip(*found, strict=True)))
     return best
+
+
+def _threads() -> ThreadPoolExecutor:
+    """The join's workers. The products, comparisons and sorts they run release the GIL, so they
+    share the cores; each thread's BLAS calls stay single-threaded (the caller's limit)."""
+    return ThreadPoolExecutor(max(1, settings.GROVE_SLEEP_THREADS))
+
+
+def _probes(index: VectorIndex, new_rows: np.ndarray) -> np.ndarray:
+    """(len(new_rows), CROSSLINK_PROBES) nearest clusters of each new row, PROBE_BLOCK at a time."""
+    with _threads() as pool:
+        blocks = pool.map(
+            lambda s: index.nearest_clusters(
+                _f32(index, new_rows[s : s + PROBE_BLOCK]), CROSSLINK_PROBES
+            ),
+            range(0, len(new_rows), PROBE_BLOCK),
+        )
+        return np.concatenate(list(blocks))
 
 
 def _cluster_pairs(
