@@ -21,7 +21,7 @@ from django.db.models.functions import Substr
 from dashboard.labels import short_title
 from memory.models import Edge, Node, Trust
 from memory.trust import trust_map
-from memory.visibility import live_at
+from memory.visibility import first_by_id, live_at
 from review.queue import drawn_as_supersedes
 
 RING_CAP = 12
@@ -222,11 +222,8 @@ def backlinks(node_id: int, *, as_of: datetime | None = None) -> dict[str, Any]:
     if as_of is not None:
         qs = qs.filter(from_node__created_at__lte=as_of)
     total = qs.count()
-    # The newest ids first, from the (to_node, kind) index alone; then only those rows are read.
-    newest = qs.order_by("-id").values("id")[:BACKLINKS_SHOWN]
-    links = list(
-        Edge.objects.filter(pk__in=newest).order_by("-id").values_list("from_node_id", "kind")
-    )
+    newest = first_by_id(qs, BACKLINKS_SHOWN, newest=True)
+    links = list(newest.values_list("from_node_id", "kind"))
     rows = _node_rows([i for i, _ in links], as_of)
     trusts = trust_map(rows, as_of=as_of)
     now = trust_map(rows) if as_of is not None else trusts

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
+from django.db.models import QuerySet
 
 from memory.chunks import chunks
 from memory.clocks import parse_instant
@@ -109,6 +110,16 @@ def indexed_by(index: str) -> str:
     told, since a store is never ANALYZEd and without statistics it may prefer another (or the
     rows themselves) where one index answers alone (docs/DESIGN.md, "Two engines")."""
     return f"INDEXED BY {index}" if connection.vendor == "sqlite" else ""
+
+
+def first_by_id(rows: QuerySet, n: int, *, newest: bool = False) -> QuerySet:
+    """The first (or newest) `n` of `rows` by id: their ids read first, then only those rows.
+    `ORDER BY id LIMIT n` over a filter no index keeps in id order (a node's in-edges, on the
+    (to_node, kind) index) reads every matching row before it sorts; the ids alone come from the
+    index (docs/DESIGN.md, "Two engines")."""
+    order = "-id" if newest else "id"
+    first = rows.order_by(order).values("id")[:n]
+    return rows.model.objects.filter(pk__in=first).order_by(order)
 
 
 def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:

@@ -35,7 +35,7 @@ from memory.errors import Forbidden, Invalid
 from memory.models import Edge, EdgeKind, Node, Ticket
 from memory.packets import packet, preview_rows
 from memory.read import read, visible_node
-from memory.visibility import Visibility, db_time, lawful
+from memory.visibility import Visibility, db_time, first_by_id, lawful
 
 DIRECTIONS = ("in", "out", "next", "prev", "deeper", "shallower")
 # nests edges are routes down into a node's extracts and back up: named, not plain in/out.
@@ -127,11 +127,9 @@ def _edge_routes(node_id: int, vis: Visibility) -> list[tuple[str, str, int]]:
         ("out", kind, target)
         for kind, target in edges.order_by("id").values_list("kind", "to_node_id")[:MAX_ROUTES]
     ]
-    # The first ids from the (to_node, kind) index alone (a hub has thousands), then their rows.
-    first_in = Edge.objects.filter(pk__in=incoming.order_by("id").values("id")[:MAX_ROUTES])
+    first_in = first_by_id(incoming, MAX_ROUTES)  # a hub has thousands
     routes += [
-        ("in", kind, source)
-        for kind, source in first_in.order_by("id").values_list("kind", "from_node_id")
+        ("in", kind, source) for kind, source in first_in.values_list("kind", "from_node_id")
     ]
     return [(_NESTED[d] if k == EdgeKind.NESTS else d, k, t) for d, k, t in routes]
 
