@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from django.apps import apps
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
+
+from tests._plans import plans
 
 OUR_APPS = ("memory", "review", "agents", "dashboard")
 
@@ -77,12 +78,6 @@ def test_a_foreign_key_index_under_a_composite_is_caught(db):
             cursor.execute("DROP INDEX test_edge_to")
 
 
-def _plan(sql: str) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN QUERY PLAN " + sql)
-        return " | ".join(str(row[-1]) for row in cursor.fetchall())
-
-
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner")
 @pytest.mark.parametrize("reader", ["backlinks", "walk"])
 def test_a_hubs_first_in_edges_come_from_the_index_alone(make_note, reader):
@@ -100,15 +95,7 @@ def test_a_hubs_first_in_edges_come_from_the_index_alone(make_note, reader):
         "backlinks": lambda: backlinks(hub.pk),
         "walk": lambda: _edge_routes(hub.pk, Visibility(domains=None, scope="both", as_of=None)),
     }[reader]
-    with CaptureQueriesContext(connection) as queries:
-        run()
-    limited = [
-        q["sql"]
-        for q in queries.captured_queries
-        if "LIMIT" in q["sql"] and '"to_node_id" = ' in q["sql"]
-    ]
-    assert limited, "the in-edges are read with a limit"
-    for sql in limited:
-        plan = _plan(sql)
+    # The in-edges' read with its limit (the count beside it has none).
+    for plan in plans(run, '"to_node_id" = ', "LIMIT"):
         assert "COVERING INDEX memory_edge_to_kind" in plan, plan
         assert "INTEGER PRIMARY KEY" in plan, plan

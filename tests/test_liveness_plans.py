@@ -9,33 +9,16 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory.dates import date_candidates
 from memory.sleep import reach
 from memory.visibility import Visibility, live_at
+from tests._plans import plans
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "sqlite", reason="SQLite's planner, without statistics"
 )
-
-
-def _plans(run, contains: str) -> list[str]:
-    """EXPLAIN QUERY PLAN of each statement `run` issues that contains `contains`."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'")
-        assert cursor.fetchone() is None, "the test database, like a store, has no statistics"
-    with CaptureQueriesContext(connection) as queries:
-        run()
-    found = [q["sql"] for q in queries.captured_queries if contains in q["sql"]]
-    assert found, f"no statement with {contains!r}"
-    plans = []
-    with connection.cursor() as cursor:
-        for sql in found:
-            cursor.execute("EXPLAIN QUERY PLAN " + sql)
-            plans.append(" | ".join(str(row[-1]) for row in cursor.fetchall()))
-    return plans
 
 
 def test_no_index_keys_the_live_nodes_under_one_value(db):
@@ -55,17 +38,17 @@ def test_no_index_keys_the_live_nodes_under_one_value(db):
 def test_the_date_list_walks_the_event_clock(make_note):
     make_note("Met Ana on 3 May 2024.")
     everything = Visibility(domains=None, scope="both", as_of=None)
-    plans = _plans(lambda: date_candidates("what happened in May 2024", everything), "COALESCE")
-    assert all("memory_node_event_time" in plan for plan in plans), plans
+    found = plans(lambda: date_candidates("what happened in May 2024", everything), "COALESCE")
+    assert all("memory_node_event_time" in plan for plan in found), found
 
 
 def test_the_decay_mark_reads_its_candidates_index(make_note):
     make_note("Old and unread.", days_old=400)
-    plans = _plans(lambda: reach.mark(timezone.now()), "access_count = 0")
-    assert all("memory_node_decay_candidates" in plan for plan in plans), plans
+    found = plans(lambda: reach.mark(timezone.now()), "access_count = 0")
+    assert all("memory_node_decay_candidates" in plan for plan in found), found
 
 
 def test_liveness_by_id_is_answered_from_the_live_index(make_note):
     ids = [make_note(f"Live {i}.").pk for i in range(3)]
-    plans = _plans(lambda: live_at(ids, as_of=None), "decayed_at IS NULL")
-    assert all("COVERING INDEX memory_node_live" in plan for plan in plans), plans
+    found = plans(lambda: live_at(ids, as_of=None), "decayed_at IS NULL")
+    assert all("COVERING INDEX memory_node_live" in plan for plan in found), found

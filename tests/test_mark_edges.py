@@ -7,11 +7,11 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory.models import Edge, EdgeKind
 from memory.sleep import reach
+from tests._plans import plans
 
 
 def test_only_the_edges_into_old_unread_nodes_are_read(make_note, lone):
@@ -51,12 +51,10 @@ def test_the_edges_are_read_one_seek_a_candidate(make_note, lone):
     one per holding kind."""
     old = lone("An old page.", days_old=40)
     make_note("Derived from the old page.", origins=[{"id": old.pk}])
-    with CaptureQueriesContext(connection) as queries:
-        reach.holding_edges(timezone.now() - timedelta(days=14))
-    (sql,) = [q["sql"] for q in queries.captured_queries if "JOIN memory_edge" in q["sql"]]
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN QUERY PLAN " + sql)
-        plan = [str(row[-1]) for row in cursor.fetchall()]
+    (joined,) = plans(
+        lambda: reach.holding_edges(timezone.now() - timedelta(days=14)), "JOIN memory_edge"
+    )
+    plan = joined.split(" | ")
     assert len(plan) == 2, plan
     assert plan[0] == "SEARCH n USING INDEX memory_node_decay_candidates (created_at<?)", plan
     assert plan[1].startswith("SEARCH e USING ") and plan[1].endswith("(to_node_id=?)"), plan
