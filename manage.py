@@ -13,7 +13,7 @@ if __name__ == "__main__":
         import django
 
         django.setup()
-        from memory.schema import UNGATED_COMMANDS, SchemaMismatch, require_current_schema
+        from memory.custody.schema import UNGATED_COMMANDS, SchemaMismatch, require_current_schema
 
         if command not in UNGATED_COMMANDS:
             # The schema gate: no web, worker or command on a database this code does not match.

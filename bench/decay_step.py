@@ -26,7 +26,7 @@ def _slept_base(size: int) -> Path:
     from django.db import connection
 
     from bench.synthetic import bench_dir, graph_copy, use_database
-    from memory.sleep import run_sleep
+    from memory.sleep.run import run_sleep
 
     base = bench_dir() / f"decay-step-base-{size}.sqlite3"
     if base.exists():

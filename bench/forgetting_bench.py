@@ -176,7 +176,7 @@ def _old_gate() -> None:
     from django.utils import timezone
 
     from memory import audit
-    from memory.sleep.reach import candidates
+    from memory.reach import candidates
     from memory.visibility import db_time
 
     gate = """NOT EXISTS (SELECT 1 FROM memory_edge e JOIN memory_node m ON m.id = e.to_node_id
@@ -206,7 +206,7 @@ def _old_gate() -> None:
 def _month_end(month: Month, st: State) -> None:
     from django.db.models import Count, Q
 
-    from memory.integrity import live_node_holds_decayed_node, root_decayed, run_checks
+    from memory.custody.integrity import live_node_holds_decayed_node, root_decayed, run_checks
     from memory.models import Node
 
     counts = Node.objects.aggregate(
@@ -234,7 +234,7 @@ def _day(
     import time_machine
 
     from memory.sleep import run as sleep_run
-    from memory.sleep import run_sleep
+    from memory.sleep.run import run_sleep
 
     clock = time.perf_counter()
     with time_machine.travel(START + timedelta(days=day), tick=True):

@@ -36,7 +36,7 @@ from bench.synthetic import bench_dir, migrated, use_database
 
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-# The tunables searched (memory.rank.Weights); every other field keeps its default.
+# The tunables searched (memory.recall.rank.Weights); every other field keeps its default.
 # Values that did not raise the held-out mean were dropped to keep the bench in minutes;
 # docs/recall.md lists them with their figures (vector 0.3, date 0.6, feedback, diversity,
 # entity, seeds 20, reach 3, names 0, neighbour 1.5, signer 3), and the session lift, which
@@ -121,7 +121,8 @@ def memoised() -> Iterator[None]:
     the fusion itself is recomputed (dozens of settings in minutes on a shared machine).
     Reads by a list of ids are remembered per id, so the memory they take is bounded by the
     corpus, not by the number of settings times questions."""
-    from memory import packets, rank, recall
+    from memory import packets, recall
+    from memory.recall import rank
 
     by_call = [
         (rank, "fts_candidates"),
@@ -224,7 +225,7 @@ def prepare_locomo() -> tuple[Path, list[Question]]:
 
 def grid() -> list[dict[str, Any]]:
     """Every combination of the searched grid, the shipped defaults first (ties go to them)."""
-    from memory import rank
+    from memory.recall import rank
 
     searched = searched_grid()
     names = list(searched)
@@ -289,7 +290,7 @@ def quality() -> str:
     if not source.exists():
         return f"(LoCoMo file {source} not found; set GROVE_LOCOMO_PATH)\n"
     from bench.locomo_rerank import reranked_held_out
-    from memory import rank, rerank
+    from memory.recall import rank, rerank
 
     started = time.perf_counter()
     path, qs = prepare_locomo()

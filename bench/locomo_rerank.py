@@ -1,14 +1,15 @@
-"""The reranker (memory.rerank) on LoCoMo dev, fitted on four conversations, scored on the fifth.
+"""The reranker (memory.recall.rerank) on LoCoMo dev, fitted on four conversations, scored on the
+fifth.
 
 For a fusion setting, every question is recalled once with the reranker observing: its pool
 (the POOL best candidates in the fused order) and their features are kept, each candidate
 labelled by whether its source is one of the question's evidence turns. Then, five times, a
 logistic regression is fitted on the pools of four conversations' questions and orders the
 fifth's; R@k of that order is the held-out figure. Fitted on all five, the same regression is
-what `--fit` writes to memory/rerank.json (the coefficients recall ships).
+what `--fit` writes to memory/recall/rerank.json (the coefficients recall ships).
 
     python -m bench.locomo_rerank          # held-out figures for the shipped fusion weights
-    python -m bench.locomo_rerank --fit    # ... and write memory/rerank.json from all five
+    python -m bench.locomo_rerank --fit    # ... and write memory/recall/rerank.json from all five
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class Pool:
 def pools(qs: list[Question], setting: dict[str, Any]) -> list[Pool]:
     """Every question's pool under the fusion `setting`, the reranker off (the fused order)."""
     from bench.locomo_quality import grove_recall
-    from memory import rank, rerank
+    from memory.recall import rank, rerank
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT id, source FROM memory_node")
@@ -65,10 +66,10 @@ def pools(qs: list[Question], setting: dict[str, Any]) -> list[Pool]:
 
 
 def fit(train: list[Pool]) -> Any:
-    """The reranker fitted on these pools (memory.rerank.Model)."""
+    """The reranker fitted on these pools (memory.recall.rerank.Model)."""
     from sklearn.linear_model import LogisticRegression
 
-    from memory.rerank import Model
+    from memory.recall.rerank import Model
 
     x = np.vstack([p.x for p in train if len(p.ids)])
     y = np.concatenate([p.labels for p in train if len(p.ids)])
@@ -139,7 +140,7 @@ def reranked_held_out(
 
 
 def write_model(model: Any, note: str) -> None:
-    from memory.rerank import FEATURES, MODEL_PATH
+    from memory.recall.rerank import FEATURES, MODEL_PATH
 
     data = {
         "features": list(FEATURES),
@@ -170,7 +171,7 @@ def main() -> None:
         prepare_locomo,
     )
     from bench.synthetic import use_database
-    from memory import rank
+    from memory.recall import rank
 
     if os.environ.get("GROVE_RERANK_POOL"):  # a trial of another pool size
         rank.POOL = int(os.environ["GROVE_RERANK_POOL"])

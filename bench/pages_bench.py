@@ -27,9 +27,9 @@ REPEATS = 30
 
 def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
     from memory import audit
-    from memory.embed import embed_missing
     from memory.models import Node
     from memory.questions import plant_question
+    from memory.vectors.embed import embed_missing
     from review.ceremony import propose, root
 
     embed_missing(batch=2000)

@@ -101,9 +101,9 @@ def speed(size: int) -> dict[str, float]:
 def _embed_and_load() -> tuple[float, float, float]:
     """Seconds to embed every node and to build the vector index (sleep's work, timed apart),
     then to load the index or the matrix a recall searches."""
-    from memory.embed import embed_missing, get_embedder
-    from memory.vector_index import current, sync_index
-    from memory.vector_matrix import vector_matrix
+    from memory.vectors.embed import embed_missing, get_embedder
+    from memory.vectors.index import current, sync_index
+    from memory.vectors.matrix import vector_matrix
 
     started = time.perf_counter()
     embed_missing(batch=2000)

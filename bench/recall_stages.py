@@ -24,16 +24,16 @@ from collections.abc import Callable
 from typing import Any
 
 STAGES = [
-    ("memory.rank", "fts_candidates"),
-    ("memory.rank", "trigram_candidates"),
-    ("memory.rank", "date_candidates"),
+    ("memory.recall.rank", "fts_candidates"),
+    ("memory.recall.rank", "trigram_candidates"),
+    ("memory.recall.rank", "date_candidates"),
     ("memory.recall", "_nearest"),  # the vector list: on a worker thread from 50k rows
-    ("memory.rank", "_lawful"),
-    ("memory.rank", "_expand"),
+    ("memory.recall.rank", "_lawful"),
+    ("memory.recall.rank", "_expand"),
     ("memory.packets", "preview_rows"),  # the pool's rows (and their parents, for the reranker)
-    ("memory.rank", "boost"),  # those rows read, recency and the signer boost
-    ("memory.rerank", "signals"),
-    ("memory.rerank", "reorder"),
+    ("memory.recall.rank", "boost"),  # those rows read, recency and the signer boost
+    ("memory.recall.rerank", "signals"),
+    ("memory.recall.rerank", "reorder"),
 ]
 
 
@@ -72,8 +72,7 @@ def main() -> None:
     from django.db import connection
 
     from bench.synthetic import bench_dir, use_database
-    from memory import rerank
-    from memory.recall import query_terms, recall
+    from memory.recall import query_terms, recall, rerank
 
     if args.fused:
         rerank._override.append(None)  # the fused order for the whole run

@@ -24,8 +24,8 @@ AGREEMENT_NODES = 10_000
 
 def fresh_graph(n: int, name: str):
     """graph_copy, without a vector index left by an earlier run on the same file."""
-    from memory.embed import get_embedder
-    from memory.vector_index import index_dir
+    from memory.vectors.embed import get_embedder
+    from memory.vectors.index import index_dir
 
     path = graph_copy(n, name)
     with use_database(path):
@@ -46,9 +46,9 @@ def crosslink_agreement(n: int = AGREEMENT_NODES) -> tuple[float, int, float, fl
     with both timings: (agreement, exact edges, exact seconds, index seconds)."""
     from django.test import override_settings
 
-    from memory.embed import embed_missing
     from memory.models import Edge
     from memory.sleep.crosslink import crosslink
+    from memory.vectors.embed import embed_missing
 
     edges: dict[str, set[tuple[int, int]]] = {}
     took: dict[str, float] = {}
@@ -94,8 +94,8 @@ def _semantic_step() -> float:
     """Seconds for the semantic step's first fit (fit + embed every live node + publish)."""
     from django.test import override_settings
 
-    from memory import semantic
-    from memory.sleep import run_sleep
+    from memory.sleep.run import run_sleep
+    from memory.vectors import semantic
 
     semantic.model_path().unlink(missing_ok=True)
     semantic.forget()
@@ -121,8 +121,8 @@ def _steps(run) -> str:
 def run(sizes: list[int]) -> str:
     from django.test import override_settings
 
-    from memory.sleep import run_sleep
     from memory.sleep.decay import decay
+    from memory.sleep.run import run_sleep
 
     lines = [
         "## Sleep",
@@ -172,7 +172,7 @@ def run(sizes: list[int]) -> str:
         "every live node embedded under it. With the model on, this replaces the embed step's "
         "work in a full sleep (embed then finds every node done). From GROVE_ANN_MIN_ROWS "
         "(50,000) vectors on, cross-link draws its candidates from the vector index "
-        "(memory.vector_index).",
+        "(memory.vectors.index).",
         "",
         f"Cross-link through the vector index against exact search, {AGREEMENT_NODES:,} nodes: "
         f"**{agreement:.1%}** of the exact search's {exact_edges:,} similar edges made "

@@ -58,8 +58,8 @@ def _add_japanese(count: int, rng: random.Random) -> list[str]:
 
 
 def measure(size: int) -> dict[str, float]:
-    from memory.embed import embed_missing
     from memory.recall import recall
+    from memory.vectors.embed import embed_missing
 
     path = graph_copy(size, "trigram")
     rng = random.Random(5)

@@ -16,11 +16,11 @@ from dashboard.auditlog import (
     sealed_ids,
 )
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
-from memory.chain_verify import last_checkpoint
+from memory.custody.chain_verify import last_checkpoint
 from memory.errors import Invalid
+from memory.forgetting import restore
 from memory.models import DecayReason, Event, EventKind, Node
 from memory.reasons import REASON_WORDS
-from memory.sleep.decay import restore
 from memory.visibility import MAX_ID
 from review.view_helpers import act_response
 
@@ -100,7 +100,7 @@ def audit_export_json(request: HtmxHttpRequest) -> HttpResponse | StreamingHttpR
 
 @require_POST
 def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    """Restore a decayed node (memory.sleep.decay.restore, a restored event). With htmx, the
+    """Restore a decayed node (memory.forgetting.restore, a restored event). With htmx, the
     decay row the button sat in comes back re-rendered; otherwise a redirect back to the log.
     Refuses (400, before acting) an event that is not a number: nothing commits on bad input."""
     event_id = request.POST.get("event", "")

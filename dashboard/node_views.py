@@ -20,12 +20,12 @@ from dashboard.graph import Neighbourhood, backlinks, neighbourhood
 from dashboard.graph_layout import render_svg
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
 from memory.authority import authority_report
-from memory.entities import mentions_of
 from memory.errors import GroveError
 from memory.extract import extract
+from memory.forgetting import held_by
 from memory.models import Event, EventKind, Node, Trust
 from memory.questions import open_questions_near
-from memory.sleep.explain import held_by
+from memory.recall.entities import mentions_of
 from memory.trust import trust_map
 from memory.visibility import live_at
 from review.ceremony import can_root, can_supersede
@@ -79,7 +79,7 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     """The owner inspecting a node: shown from the row itself and never counted as a read
     (inspection is not use: only agents' reads and the owner's Keep hold a node). A decayed or
     rejected node is marked; an as-of view shows trust and lifecycle as they stood then; a
-    sealed node shows only "sealed". A live node says what holds it (memory.sleep.explain)."""
+    sealed node shows only "sealed". A live node says what holds it (memory.forgetting)."""
     node = _get_node_or_404(node_id)
     as_of, as_of_error = as_of_param(request)
     show_decayed = request.GET.get("decayed") == "1"

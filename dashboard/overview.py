@@ -73,7 +73,7 @@ def next_sleep() -> Any:
     """The django-q schedule of the sleep task, or None when nothing is scheduled."""
     from django_q.models import Schedule
 
-    from memory.sleep import SCHEDULE_NAME
+    from memory.sleep.run import SCHEDULE_NAME
 
     return Schedule.objects.filter(name=SCHEDULE_NAME).order_by("next_run").first()
 
@@ -88,7 +88,7 @@ PENDING_CAP = 100
 def pending_decay_count() -> int:
     """How many nodes the decay sweep collects now, capped at PENDING_CAP + 1 (the page says
     "100+"): one mark, without the pending page's rows and reasons."""
-    from memory.sleep.decay import pending_count
+    from memory.forgetting import pending_count
 
     return min(pending_count(), PENDING_CAP + 1)
 

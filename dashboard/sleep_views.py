@@ -11,8 +11,8 @@ from django.views.decorators.http import require_GET, require_POST
 from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
 from memory.models import SleepRun, SleepStatus
 from memory.scroll import scroll_dir, verify_scroll_file
-from memory.sleep import STEPS, request_sleep
 from memory.sleep.promote import promotion_threshold
+from memory.sleep.run import STEPS, request_sleep
 from review.view_helpers import act_response
 
 RUNS_SHOWN = 25

@@ -217,14 +217,16 @@ GROVE_CHAIN_ANCHOR = Path(env("GROVE_CHAIN_ANCHOR", str(DATA_DIR / "chain-anchor
 # Younger than this (store clock) a node is a root. 150 from bench/forgetting_bench.py: the best
 # net recall@10 among thresholds leaving at most 60% of a year's arrivals live.
 GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 150)
-GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.embed.HashingEmbedder")
+GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.vectors.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
-# Sleep fits a semantic model (TF-IDF + SVD) on the owner's text for recall (memory.semantic).
+# Sleep fits a semantic model (TF-IDF + SVD) on the owner's text for recall
+# (memory.vectors.semantic).
 # Off by default: on LoCoMo dev it lost held-out R@10 to the hashing embedder (docs/recall.md).
 GROVE_SEMANTIC_MODEL = env_bool("GROVE_SEMANTIC_MODEL", False)
 GROVE_MODEL_DIR = Path(env("GROVE_MODEL_DIR", str(DATA_DIR / "models")))
-# Recall's learned reranker (memory.rerank, memory/rerank.json); off: the fused order, a little
-# cheaper (about 0.8 ms of cpu a recall at 10k) and a little worse (docs/recall.md, "Reranker").
+# Recall's learned reranker (memory.recall.rerank, memory/recall/rerank.json); off: the fused
+# order, a little cheaper (about 0.8 ms of cpu a recall at 10k) and a little worse
+# (docs/recall.md, "Reranker").
 GROVE_RERANK = env_bool("GROVE_RERANK", True)
 GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")
 # A running sleep whose heartbeat is older than this is taken for dead and marked failed.
@@ -234,7 +236,7 @@ GROVE_CROSSLINK_CAP = env_int("GROVE_CROSSLINK_CAP", 3)
 # Threads for cross-link's join (numpy releases the GIL in it): the machine's cores, at most 4.
 GROVE_SLEEP_THREADS = env_int("GROVE_SLEEP_THREADS", min(4, os.cpu_count() or 1))
 GROVE_CONSOLIDATE_MIN_COSINE = env_float("GROVE_CONSOLIDATE_MIN_COSINE", 0.92)
-# The vector index (memory.vector_index): where it lives, and from how many vectors recall and
+# The vector index (memory.vectors.index): where it lives, and from how many vectors recall and
 # cross-link use it instead of an exact scan (below that, the scan is fast and exact).
 GROVE_VECTOR_INDEX_DIR = Path(env("GROVE_VECTOR_INDEX_DIR", str(DATA_DIR / "vector-index")))
 GROVE_ANN_MIN_ROWS = env_int("GROVE_ANN_MIN_ROWS", 50_000)

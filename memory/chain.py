@@ -8,8 +8,8 @@ snapshot carries the node's body_hash and immutable columns (integrity compares 
 Like Git's commits (and RFC 6962's log, without the tree), an edit anywhere changes that entry's
 hash, and the edited entry is the first whose recomputed hash differs from the stored one; an
 entry rewritten with a fresh hash breaks its successor's link instead. Verification
-(memory/chain_verify.py: from a checkpoint, against the anchor file) names the first entry that
-breaks; this module holds the hashing, for the writer and the verifier alike.
+(memory/custody/chain_verify.py: from a checkpoint, against the anchor file) names the first entry
+that breaks; this module holds the hashing, for the writer and the verifier alike.
 
 The tail is read under the write lock: on SQLite every transaction is BEGIN IMMEDIATE, so the
 writer that reads the tail is the only writer until it commits; on PostgreSQL a transaction-level

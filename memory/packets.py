@@ -13,7 +13,7 @@ EXCERPT_CHARS = 240
 
 
 # A preview row: the body's head (EXCERPT_CHARS + 1 characters) and whether the body goes on past
-# it; then, for the reranker (memory.rerank), the node's parent and its mentions.
+# it; then, for the reranker (memory.recall.rerank), the node's parent and its mentions.
 _ROW = (
     "id, jurisdiction, kind, substr(body, 1, %s), substr(body, %s, 1) <> '', source, signature,"
     " COALESCE(referent_time, created_at)"
@@ -34,7 +34,7 @@ def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int,
     """Rows by id: the body's head and whether the body goes on past it ("more"). With
     `parents` each also has its "parent" (derived_from, lowest id, or None) and its "mentions"
     (its Mention rows as "kind:entity" lines, or None): the reranker's signals, read with the
-    row rather than by queries of their own (memory.rerank)."""
+    row rather than by queries of their own (memory.recall.rerank)."""
     if not node_ids:
         return {}
     marks = ",".join(["%s"] * len(node_ids))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memory.errors import Conflict
 from memory.models import SleepRun
-from memory.sleep import run_sleep
+from memory.sleep.run import run_sleep
 
 
 def sleep_task(run_id: int) -> dict:

@@ -34,9 +34,8 @@ from memory.models import (
     Trust,
 )
 from memory.nest import Nest, nest_into
+from memory.reach import HELD_BY_REVIVED, HOLDING, restore_held
 from memory.scrub import body_hash_of, content_key_of, scrub
-from memory.sleep.decay import HELD_BY_REVIVED, restore_held
-from memory.sleep.reach import HOLDING
 from memory.trust import trust_map
 
 # Documents brought in from outside: their origin may be the source they were read from.

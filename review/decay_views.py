@@ -10,8 +10,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from memory import forgetting
 from memory.models import Node
-from memory.sleep import decay
 from review.queue import decided_row, decision_item, pending_decay_rows
 from review.view_helpers import HtmxHttpRequest, act_response, get_node_or_404, owner_name
 
@@ -82,7 +82,7 @@ def keep(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
 
     return act_response(
         request,
-        lambda: decay.keep(node.pk, actor=owner_name(request)),
+        lambda: forgetting.keep(node.pk, actor=owner_name(request)),
         done=lambda _: f"#{node.pk} kept.",
         fallback=reverse("pending_decays"),
         row=row,
@@ -98,7 +98,7 @@ def let_go(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         undo_here = reverse("pending_decays") + f"?let_go={node.pk}"
         return act_response(
             request,
-            lambda: decay.let_go(node.pk, actor=owner_name(request)),
+            lambda: forgetting.let_go(node.pk, actor=owner_name(request)),
             done=lambda _: "",  # the page it lands on says so, beside its Undo
             fallback=undo_here,
         )
@@ -112,7 +112,7 @@ def undo_let_go(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     node = get_node_or_404(node_id)
     return act_response(
         request,
-        lambda: decay.restore(node.pk, actor=owner_name(request)),
+        lambda: forgetting.restore(node.pk, actor=owner_name(request)),
         done=lambda _: f"#{node.pk} restored: it is live again.",
         fallback=reverse("pending_decays"),
     )

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from memory.chunks import chunks
 from memory.errors import GroveError
+from memory.forgetting import pending_decays
 from memory.models import Event, EventKind, Node, Trust
-from memory.sleep.decay import pending_decays
 from memory.trust import trust_map
 from review import ceremony
 
@@ -193,7 +193,7 @@ def _proposals(node_ids: list[int]) -> dict[int, Event]:
 
 
 def pending_decay_rows(*, within_days: float, limit: int = 500) -> dict[str, list[dict]]:
-    """memory.sleep.decay.pending_decays split for the page: {"now": [...], "soon": [...]}, each row
+    """memory.forgetting.pending_decays split for the page: {"now": [...], "soon": [...]}, each row
     with its trust and why nothing holds it; a rejected node's excerpt is dropped (its words are
     a tombstone). Store clock only. Sealed, ground and proposed nodes never appear: they are
     roots."""

@@ -87,7 +87,7 @@ def _decay_age_14_days(settings) -> None:
 @pytest.fixture(autouse=True)
 def _own_model_dir(tmp_path, settings):
     """Each test its own semantic model directory: a fitted model never outlives its test."""
-    from memory import semantic
+    from memory.vectors import semantic
 
     settings.GROVE_MODEL_DIR = tmp_path / "models"
     semantic.forget()

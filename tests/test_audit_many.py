@@ -18,8 +18,8 @@ from memory.chain import (
     digest_of_row,
     event_rows,
 )
-from memory.chain_verify import verify
-from memory.integrity import run_checks
+from memory.custody.chain_verify import verify
+from memory.custody.integrity import run_checks
 from memory.models import Event, Node
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from bench.locomo_rerank import KS, Pool, fit, held_out, ordered
-from memory import rerank
+from memory.recall import rerank
 
 
 def _pool(evidence_asks: bool = False, wanted: int = 1) -> Pool:

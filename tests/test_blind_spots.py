@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.db import transaction
 
-from memory.embed import embed_missing
 from memory.models import Event, EventKind, Node
+from memory.vectors.embed import embed_missing
 
 WORK_SECRET = "Quarterly merger codename bluefin heron"
 
@@ -16,8 +16,8 @@ WORK_SECRET = "Quarterly merger codename bluefin heron"
 def vectors_only(monkeypatch):
     """Recall with the word, substring and date lists switched off: only the vector path can
     find anything."""
-    import memory.rank as rank_module
     import memory.recall as recall_module
+    import memory.recall.rank as rank_module
 
     for name in ("fts_candidates", "trigram_candidates", "date_candidates"):
         monkeypatch.setattr(rank_module, name, lambda *args, **kwargs: [])
@@ -80,8 +80,8 @@ def test_slices_exactly_at_the_limit_pass_and_one_byte_more_is_refused(db):
 
 
 def test_integrity_judges_the_flag_by_the_latest_lifecycle_event(make_note):
-    from memory.integrity import lifecycle_flag_disagrees_with_latest_event
-    from memory.sleep.decay import let_go, restore
+    from memory.custody.integrity import lifecycle_flag_disagrees_with_latest_event
+    from memory.forgetting import let_go, restore
 
     node = make_note("decayed once, then restored")
     let_go(node.pk, actor="owner")
@@ -95,7 +95,7 @@ def test_integrity_judges_the_flag_by_the_latest_lifecycle_event(make_note):
 
 def test_keep_refuses_a_decayed_node(make_note):
     from memory.errors import Conflict
-    from memory.sleep.decay import keep, let_go
+    from memory.forgetting import keep, let_go
 
     node = make_note("let go, then kept by mistake")
     let_go(node.pk, actor="owner")

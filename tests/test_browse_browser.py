@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from memory.forgetting import let_go
 from memory.models import ApiToken, Node, SleepRun
-from memory.sleep.decay import let_go
 from memory.tokens import hash_secret
 from review.ceremony import propose
 

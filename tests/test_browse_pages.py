@@ -170,8 +170,8 @@ def test_the_500_page_renders_without_a_request():
 
 
 def test_a_decayed_node_says_why_and_restores_from_its_page(owner_client, make_note):
+    from memory.forgetting import let_go
     from memory.models import Node
-    from memory.sleep.decay import let_go
 
     gone = make_note("Old tide tables.", days_old=30)
     let_go(gone.pk, actor="owner")

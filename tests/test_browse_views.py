@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from memory.forgetting import let_go
 from memory.models import Event, Node, SleepRun
-from memory.sleep.decay import let_go
 from review.ceremony import propose, seal, unseal
 
 

@@ -373,7 +373,7 @@ def test_rooting_ground_again_is_refused_as_is_ground(make_note, counts):
 
 
 def test_rooting_a_decayed_node_says_to_restore_it_first(make_note, counts):
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
 
     node = make_note("Let go before the owner adopted it.")
     let_go(node.pk, actor=OWNER)

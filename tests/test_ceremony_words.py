@@ -10,8 +10,8 @@ from _agents import error_of, make_agent
 from django.utils import timezone
 
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
+from memory.forgetting import let_go
 from memory.models import Event
-from memory.sleep.decay import let_go
 from review.ceremony import MAX_REASON_CHARS, decline, propose, root, seal
 
 OWNER = "owner"

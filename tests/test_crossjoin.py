@@ -55,7 +55,7 @@ def _themed_index(tmp_path, *, n: int = 600, seed: int = 11, twins: bool = False
     """An index of `n` float16 vectors around five themes (many pairs pass 0.6), ids 2, 4, ...
     in three domains, each row in its nearest of six clusters; and its rng. With `twins`,
     every seventh row repeats another (equal cosines)."""
-    from memory.vector_search import VectorIndex
+    from memory.vectors.search import VectorIndex
 
     rng = np.random.default_rng(seed)
     dim = 8

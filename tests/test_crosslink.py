@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from memory.embed import get_embedder, to_blob
-from memory.integrity import similar_edges_duplicated
+from memory.custody.integrity import similar_edges_duplicated
 from memory.models import Edge, Node, Vector
 from memory.sleep.crosslink import crosslink
+from memory.vectors.embed import get_embedder, to_blob
 
 
 def place(node: Node, degrees: float) -> Node:

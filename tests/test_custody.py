@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
 from memory import audit
-from memory.chain_verify import verify, verify_from_checkpoint
-from memory.integrity import run_checks
+from memory.custody.chain_verify import verify, verify_from_checkpoint
+from memory.custody.integrity import run_checks
 from memory.models import ChainCheckpoint, Edge, Event, Node
 from memory.scroll import commit_turn, scroll_dir
 from review.ceremony import reject

@@ -176,7 +176,7 @@ def test_turns_and_proposals_through_a_token_record_it(client, tmp_path, setting
 
 
 def test_the_audit_page_says_how_far_the_record_is_verified(owner_client, make_note):
-    from memory.chain_verify import verify_from_checkpoint
+    from memory.custody.chain_verify import verify_from_checkpoint
 
     make_note("Verified.")
     assert "Record not verified yet" in owner_client.get("/audit/").content.decode()

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memory.forgetting import let_go
 from memory.models import Node, SleepRun
-from memory.sleep.decay import let_go
 from review.ceremony import propose
 
 pytestmark = pytest.mark.browser

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from memory.forgetting import let_go
 from memory.models import Event, Node, SleepRun
-from memory.sleep.decay import let_go
 from review.ceremony import propose, root, seal
 
 PAGES = ["/", "/overview/waiting/", "/search/", "/audit/", "/sleep/", "/sleep/status/"]
@@ -81,7 +81,7 @@ def test_it_says_not_scheduled_without_a_schedule(owner_client, db):
 
 
 def test_it_shows_the_next_scheduled_sleep(owner_client, db):
-    from memory.sleep import ensure_schedule
+    from memory.sleep.run import ensure_schedule
 
     schedule = ensure_schedule(cron="30 3 * * *")
     body = owner_client.get("/").content.decode()

@@ -1,10 +1,10 @@
-"""Dates named in a query (memory/dates.py)."""
+"""Dates named in a query (memory/recall/dates.py)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory.dates import spans
+from memory.recall.dates import spans
 
 
 def day(y: int, m: int, d: int) -> datetime:

@@ -10,11 +10,12 @@ from django.utils import timezone
 
 from memory.audit import snapshot
 from memory.errors import Conflict
+from memory.forgetting import keep, let_go, pending_decays, restore
 from memory.models import Edge, Event, Node
 from memory.questions import answer, plant_question
+from memory.reach import mark
 from memory.read import read
-from memory.sleep.decay import _sweep, decay, keep, let_go, pending_decays, restore
-from memory.sleep.reach import mark
+from memory.sleep.decay import _sweep, decay
 from memory.write import write_node
 
 
@@ -394,7 +395,7 @@ def test_pending_decays_within_days_filters_by_domain(lone):
 
 
 def test_one_read_marks_each_cutoff_as_its_own_mark_does(make_note, lone, monkeypatch):
-    from memory.sleep import reach
+    from memory import reach
 
     held = lone("Old, held by a note ten days old.", days_old=40)
     make_note("Ten days old.", days_old=10, origins=[{"id": held.pk}])
@@ -491,8 +492,8 @@ def test_a_holder_read_between_mark_and_sweep_keeps_what_it_holds(
 ):
     """The sweep spares a node read since the mark; what that node holds stays live with it, or
     a live node would hold a decayed one."""
+    from memory import reach
     from memory.sleep import decay as decay_module
-    from memory.sleep import reach
 
     p, k, g = chain(make_note, lone)
     real_mark = reach.mark

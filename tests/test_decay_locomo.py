@@ -10,7 +10,7 @@ import pytest
 from memory.importers.locomo import ingest
 from memory.models import Event, Node
 from memory.read import read
-from memory.sleep import run_sleep
+from memory.sleep.run import run_sleep
 
 
 def _turns(session: int, n: int) -> list[dict]:

@@ -9,7 +9,7 @@ from _realdb import real_db_fixture  # noqa: F401 (a fixture)
 from django.db import connection
 from django.utils import timezone
 
-from memory.chain_verify import verify
+from memory.custody.chain_verify import verify
 from memory.models import Event, Node
 from memory.sleep.decay import decay
 from memory.write import write_node

@@ -188,7 +188,7 @@ def test_a_questions_life(owner_page, live_server, make_note, shots):
 
 
 def test_let_go_asks_first_then_offers_undo(owner_page, live_server, make_note, shots):
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
 
     old = make_note("An old thought nobody read.", days_old=20)
     let_go(old.out_edges.get().to_node_id, actor="owner")

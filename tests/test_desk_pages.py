@@ -119,7 +119,7 @@ def test_the_questions_page_refuses_bad_input_and_writes_nothing(owner_client, m
 @pytest.fixture
 def pending(make_note):
     """A note the gate selects now: old, never read, its one neighbour let go."""
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
 
     old = make_note("An old thought nobody read.", days_old=20)
     let_go(old.out_edges.get().to_node_id, actor="owner")

@@ -5,7 +5,7 @@ import hashlib
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory.drift import find_drift
+from memory.custody.drift import find_drift
 from memory.write import write_node
 from review.ceremony import root
 

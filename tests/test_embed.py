@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.embed import (
+from memory.models import Vector
+from memory.vectors.embed import (
     HashingEmbedder,
     configured_embedder,
     embed_missing,
@@ -11,7 +12,6 @@ from memory.embed import (
     get_embedder,
     normalise,
 )
-from memory.models import Vector
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +129,8 @@ def test_vectors_written_in_bulk_match_a_direct_embedding(make_note, embedder):
 
 
 def test_a_later_sleep_embeds_what_arrived_or_came_back_since_the_last_complete_run(make_note):
-    from memory.sleep import run_sleep
-    from memory.sleep.decay import let_go, restore
+    from memory.forgetting import let_go, restore
+    from memory.sleep.run import run_sleep
 
     gone = make_note("let go before the first sleep, restored after it")
     let_go(gone.pk, actor="owner")

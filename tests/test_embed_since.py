@@ -1,7 +1,7 @@
-"""Sleep's embed step after a complete run (memory.embed.missing_ids with `since`): the nodes
-written since the mark and those brought back since, and nothing else; the brought-back ones are
-looked up by id, never by walking every live node below the mark. Real SQLite (no statistics, as
-a store)."""
+"""Sleep's embed step after a complete run (memory.vectors.embed.missing_ids with `since`): the
+nodes written since the mark and those brought back since, and nothing else; the brought-back
+ones are looked up by id, never by walking every live node below the mark. Real SQLite (no
+statistics, as a store)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory.embed import Since, get_embedder, missing_ids
+from memory.forgetting import let_go, restore
 from memory.models import Node
-from memory.sleep.decay import let_go, restore
+from memory.vectors.embed import Since, get_embedder, missing_ids
 
 
 @pytest.fixture

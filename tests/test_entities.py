@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from memory import rank
-from memory.entities import extract, record_mentions
 from memory.models import Mention
-from memory.recall import recall
-from memory.sleep import run_sleep
+from memory.recall import rank, recall
+from memory.recall.entities import extract, record_mentions
+from memory.sleep.run import run_sleep
 
 SEEKER = "The periwinkle trowel went back to Ottoline Brackwater on Sunday."
 OTHER = "Her greenhouse needs glazing, says Ottoline Brackwater."

@@ -9,9 +9,9 @@ from _agents import error_of, make_agent
 from django.db import connection, transaction
 
 from memory import walk
+from memory.custody.integrity import nests_not_verbatim
 from memory.errors import Conflict, Invalid, NotFound
 from memory.extract import extract
-from memory.integrity import nests_not_verbatim
 from memory.models import Edge, EdgeKind, Node
 from memory.write import Nest, write_node
 from review.ceremony import reject

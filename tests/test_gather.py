@@ -1,12 +1,11 @@
-"""Gathering evidence around the best hits (memory.gather): further turns, the session lift,
+"""Gathering evidence around the best hits (memory.recall.gather): further turns, the session lift,
 the final pick's diversity,
 and query words naming a speaker."""
 
 from __future__ import annotations
 
-from memory import rank
-from memory.gather import select, session_lift
-from memory.recall import recall
+from memory.recall import rank, recall
+from memory.recall.gather import select, session_lift
 from memory.write import write_node
 
 

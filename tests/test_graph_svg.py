@@ -4,8 +4,8 @@ import re
 
 from dashboard.graph import TRUST_COLOURS, neighbourhood
 from dashboard.graph_layout import render_svg
+from memory.forgetting import let_go
 from memory.models import Trust
-from memory.sleep.decay import let_go
 from review.ceremony import root, seal
 
 

@@ -153,8 +153,8 @@ def test_an_oversized_signature_is_refused(agent, root_note, counts, settings):
 
 def test_a_vector_row_shorter_than_its_dim_does_not_crash_recall(make_note, agent):
     """A row edited in the file (8 bytes claiming the model's dim) is skipped, not reshaped."""
-    from memory.embed import embed_missing, get_embedder
     from memory.models import Vector
+    from memory.vectors.embed import embed_missing, get_embedder
 
     good = make_note("The heron fishes at dawn.")
     embed_missing()

@@ -9,7 +9,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import audit
-from memory.integrity import run_checks
+from memory.custody.integrity import run_checks
 
 
 def raw(sql: str, params: tuple = ()) -> None:

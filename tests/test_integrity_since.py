@@ -1,4 +1,4 @@
-"""Sleep's incremental integrity (memory/integrity_since.py): each sleep checks the rows added
+"""Sleep's incremental integrity (memory/custody/since.py): each sleep checks the rows added
 since the last clean run, everything once a week and on demand."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import audit
-from memory.integrity import CHECKS, SCOPED, run_checks
-from memory.integrity_since import current_marks, last_verified
-from memory.sleep import run_sleep
+from memory.custody.integrity import CHECKS, SCOPED, run_checks
+from memory.custody.since import current_marks, last_verified
+from memory.sleep.run import run_sleep
 
 
 def sql(statement: str, params: list | tuple = ()) -> None:

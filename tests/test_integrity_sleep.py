@@ -7,10 +7,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory.embed import get_embedder
-from memory.integrity import CHECKS
+from memory.custody.integrity import CHECKS
 from memory.models import SleepRun
-from memory.sleep import run_sleep
+from memory.sleep.run import run_sleep
+from memory.vectors.embed import get_embedder
 
 SLEEP_CHECKS = [
     "vectors_of_wrong_dimension",

@@ -1,11 +1,11 @@
-"""The word index's cuts (memory.lexical): which query terms are scored, and how many of their
-documents, so a common word's long posting list never sets recall's cost."""
+"""The word index's cuts (memory.recall.lexical): which query terms are scored, and how many of
+their documents, so a common word's long posting list never sets recall's cost."""
 
 from __future__ import annotations
 
 import pytest
 
-from memory import lexical
+from memory.recall import lexical
 from memory.visibility import Visibility
 
 

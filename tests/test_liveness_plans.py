@@ -11,8 +11,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory.dates import date_candidates
-from memory.sleep import reach
+from memory import reach
+from memory.recall.dates import date_candidates
 from memory.visibility import Visibility, live_at
 from tests._plans import plans
 

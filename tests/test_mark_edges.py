@@ -1,4 +1,4 @@
-"""The mark reads only the holding edges into its candidates (memory/sleep/reach.py): every live
+"""The mark reads only the holding edges into its candidates (memory/reach.py): every live
 node that is not a candidate is a root, so an edge into one changes no mark."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from memory import reach
 from memory.models import Edge, EdgeKind
-from memory.sleep import reach
 from tests._plans import plans
 
 

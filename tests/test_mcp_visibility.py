@@ -12,8 +12,8 @@ from django.utils import timezone
 from test_mcp import _data, _session
 from test_visibility_matrix import RULES
 
+from memory.forgetting import let_go
 from memory.models import ApiToken, Node
-from memory.sleep.decay import let_go
 from memory.tokens import create_token
 from memory.write import write_node
 from review.ceremony import reject, seal

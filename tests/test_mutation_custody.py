@@ -137,8 +137,8 @@ def test_node_in_domains_answers_missing_ids_alike(make_note) -> None:
 def test_visible_node_refuses_each_rule_with_the_one_answer(make_note) -> None:
     from _acts import root_as_owner, supersede_as_owner
 
+    from memory.forgetting import let_go
     from memory.read import visible_node
-    from memory.sleep.decay import let_go
     from review.ceremony import reject
 
     def refused(node_id, **kw) -> bool:
@@ -332,7 +332,7 @@ def test_the_authority_report_as_of_judges_origins_then_for_owner_and_agent(make
     from _acts import root_as_owner
 
     from memory.authority import authority_report
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
 
     origin = make_note("An origin rooted and let go later.")
     node = make_note("Derived before either.", origins=[{"id": origin.pk}])
@@ -351,7 +351,7 @@ def test_the_authority_report_as_of_judges_origins_then_for_owner_and_agent(make
 
 def test_the_authority_report_gives_decay_and_permanence_as_they_stand(make_note) -> None:
     from memory.authority import authority_report
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
 
     gone = make_note("Let go by the owner.")
     let_go(gone.pk, actor="owner")
@@ -479,8 +479,8 @@ def test_trust_breaks_a_tie_of_instants_by_the_later_event(make_note, monkeypatc
 
 
 def test_a_revival_is_recorded_as_a_rearrival_read_by_its_actor(make_note, root_note) -> None:
+    from memory.forgetting import let_go
     from memory.models import Event
-    from memory.sleep.decay import let_go
     from memory.write import write_node
 
     node = make_note("Forgotten, then written again.")

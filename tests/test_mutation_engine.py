@@ -14,22 +14,16 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-import memory.vector_matrix as matrix_module
-from memory.embed import embed_missing, get_embedder
+import memory.vectors.matrix as matrix_module
+from memory import reach
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
+from memory.forgetting import _created_at, keep, let_go, pending_decays, restore
 from memory.models import Edge, Node, PendingCite, Ticket, Vector
+from memory.reach import _held_decayed
 from memory.scroll import commit_turn
-from memory.sleep import reach
-from memory.sleep.decay import (
-    _created_at,
-    _held_decayed,
-    decay,
-    keep,
-    let_go,
-    pending_decays,
-    restore,
-)
-from memory.vector_matrix import _coarse_rows, exact_candidates, vector_matrix
+from memory.sleep.decay import decay
+from memory.vectors.embed import embed_missing, get_embedder
+from memory.vectors.matrix import _coarse_rows, exact_candidates, vector_matrix
 from memory.visibility import Visibility, _aware, lawful
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import root, seal

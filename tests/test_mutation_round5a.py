@@ -10,8 +10,9 @@ import pytest
 from django.utils import timezone
 
 from memory.errors import Conflict, GroveError, Invalid, NotFound, TooLarge
+from memory.forgetting import let_go, restore
 from memory.models import Edge, Event, Kind, Node
-from memory.sleep.decay import decay, let_go, restore
+from memory.sleep.decay import decay
 from memory.sleep.promote import promotion_threshold
 from memory.tokens import create_token
 from memory.trust import trust_map

@@ -1,6 +1,6 @@
 """Recall's ranking, its explanations and sleep's holdings: behaviours that round 5's
-whole-module, one-child mutation run of memory.recall, memory.rank, memory.why and
-memory.sleep.reach found no test pinned (issue 16, docs/mutation.md "Round 5"). Each test is
+whole-module, one-child mutation run of memory.recall, memory.recall.rank, memory.recall.why and
+memory.reach found no test pinned (issue 16, docs/mutation.md "Round 5"). Each test is
 named for the behaviour it holds; unit level, real SQLite, no browser and no worker."""
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from threadpoolctl import ThreadpoolController
 
-import memory.vector_matrix as matrix_module
-from memory import lexical, rank
-from memory.entities import record_mentions
+import memory.vectors.matrix as matrix_module
+from memory import reach
 from memory.models import Node
 from memory.packets import EXCERPT_CHARS, excerpt_of, packet
-from memory.rank import (
+from memory.reach import holdings
+from memory.recall import lexical, rank
+from memory.recall.entities import record_mentions
+from memory.recall.rank import (
     _add,
     _choose,
     _entity_expand,
@@ -30,11 +32,9 @@ from memory.rank import (
     _lift,
     _neighbours,
 )
-from memory.sleep import reach
-from memory.sleep.reach import holdings
-from memory.vector_matrix import _coarse_index, _coarse_rows, _reserve, exact_candidates
+from memory.recall.why import WHY_CHARS, explain, reasons
+from memory.vectors.matrix import _coarse_index, _coarse_rows, _reserve, exact_candidates
 from memory.visibility import Visibility
-from memory.why import WHY_CHARS, explain, reasons
 from review.ceremony import root
 from tests.test_entities import OTHER, SEEKER
 from tests.test_recall import mark

@@ -10,12 +10,13 @@ import pytest
 from django.utils import timezone
 
 from dashboard.browse import browse
+from memory import reach
+from memory.forgetting import _created_at, let_go, restore
 from memory.packets import EXCERPT_CHARS
 from memory.read import read
 from memory.recall import recall
 from memory.sleep import decay as decay_module
-from memory.sleep import reach
-from memory.sleep.decay import _created_at, _sweep, decay, let_go, restore
+from memory.sleep.decay import _sweep, decay
 from tests.test_decay import chain, is_decayed
 
 

@@ -1,5 +1,5 @@
 """Recall's bounds and log, and rank's speaker naming, seeds, pool and explanations: behaviours
-that round 6's one-child mutation run of memory.rank.rank, memory.rank._names and
+that round 6's one-child mutation run of memory.recall.rank.rank, memory.recall.rank._names and
 memory.recall.recall found no test pinned (issue 16, docs/mutation.md). Each test is named for
 the behaviour it holds; unit level, real SQLite, no browser and no worker."""
 
@@ -11,13 +11,12 @@ import pytest
 from django.utils import timezone
 
 import memory.recall as recall_module
-from memory import lexical, rank, rerank
-from memory.entities import record_mentions
 from memory.errors import Invalid
-from memory.lexical import query_terms
 from memory.models import Node, RecallLog
-from memory.rank import _names
-from memory.recall import MAX_LIMIT, recall
+from memory.recall import MAX_LIMIT, lexical, rank, recall, rerank
+from memory.recall.entities import record_mentions
+from memory.recall.lexical import query_terms
+from memory.recall.rank import _names
 from memory.visibility import Visibility
 from tests.test_entities import OTHER, SEEKER
 from tests.test_mutation_round5b import _store

@@ -13,14 +13,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import memory.recall as recall_module
-import memory.vector_matrix as matrix_module
-from memory import rank
-from memory.embed import embed_missing, get_embedder, to_blob
+import memory.vectors.matrix as matrix_module
 from memory.models import Node, Vector
-from memory.rank import _neighbours
-from memory.recall import _vector_candidates, recall
-from memory.vector_index import open_index, sync_index
-from memory.vector_matrix import vector_matrix
+from memory.recall import _vector_candidates, rank, recall
+from memory.recall.rank import _neighbours
+from memory.vectors.embed import embed_missing, get_embedder, to_blob
+from memory.vectors.index import open_index, sync_index
+from memory.vectors.matrix import vector_matrix
 from memory.visibility import Visibility
 from tests.test_mutation_round5b import _store
 

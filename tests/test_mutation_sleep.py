@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from memory import reach
 from memory.errors import Conflict, Forbidden, Invalid
+from memory.forgetting import let_go, pending_decays, restore
 from memory.models import Edge, Node
-from memory.sleep import reach
-from memory.sleep.decay import let_go, pending_decays, restore
-from memory.sleep.reach import candidates, holders_first, mark
+from memory.reach import candidates, holders_first, mark
 from memory.walk import around, open_walk, read_ticket, step
 from tests.test_decay import authority
 

@@ -37,7 +37,7 @@ def test_a_decay_between_the_check_and_the_count_answers_like_a_missing_node(
 ) -> None:
     import memory.read as read_module
     from memory.errors import NotFound
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
 
     node = make_note("Read while the sleep lets it go.")
     check = read_module.visible_node
@@ -293,7 +293,7 @@ def test_an_agent_asking_authority_as_of_a_time_the_node_had_decayed_gets_not_fo
 
     from agents.operations import authority, recall_packets, walk
     from memory.errors import NotFound
-    from memory.sleep.decay import let_go, restore
+    from memory.forgetting import let_go, restore
     from memory.tokens import create_token
 
     token, _ = create_token(name="desk", domains=["personal"])
@@ -365,7 +365,7 @@ def test_recall_scores_keep_their_fraction(make_note) -> None:
 
 def test_proposing_a_decayed_node_is_refused_by_its_code(make_note) -> None:
     from memory.errors import Conflict
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
     from review.ceremony import propose
 
     node = make_note("Let go before anyone proposed it.")

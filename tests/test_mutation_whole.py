@@ -156,7 +156,7 @@ def test_an_authority_report_before_the_node_existed_names_the_instant(make_note
 
 
 def test_an_authority_report_as_of_before_a_decay_shows_the_node_live_then(make_note) -> None:
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
 
     node = make_note("Let go by the owner today.", days_old=1)
     let_go(node.pk, actor="owner")

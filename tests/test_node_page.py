@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memory.forgetting import let_go
 from memory.models import Node
 from memory.read import read
-from memory.sleep.decay import let_go
 from review.ceremony import root, seal
 
 

@@ -1,4 +1,4 @@
-"""PostgreSQL's own forms of attack and its word index (migration 0013, memory/fts_pg.py).
+"""PostgreSQL's own forms of attack and its word index (migration 0013, memory/recall/fts_pg.py).
 
 The invariants common to both engines are attacked in tests/test_invariants.py and
 tests/test_custody.py, which run on either; these are the statements only PostgreSQL has.
@@ -10,9 +10,8 @@ import pytest
 from _acts import root_as_owner
 from django.db import DatabaseError, connection, transaction
 
-from memory import fts_pg
 from memory.models import Edge, Event, Node
-from memory.recall import recall
+from memory.recall import fts_pg, recall
 from memory.visibility import Visibility
 
 pytestmark = pytest.mark.postgres_only
@@ -197,7 +196,7 @@ def test_a_script_without_spaces_is_found_as_a_substring(make_note):
 
 
 def test_integrity_reports_a_missing_word_index(make_note):
-    from memory.integrity import run_checks
+    from memory.custody.integrity import run_checks
 
     make_note("Searchable words.")
     assert run_checks(["fts_out_of_sync"])[0].ok

@@ -8,11 +8,12 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory.errors import Conflict
+from memory.forgetting import let_go
 from memory.models import Event, Node
 from memory.read import read
 from memory.sleep.consolidate import consolidate
 from memory.sleep.crosslink import crosslink
-from memory.sleep.decay import decay, let_go
+from memory.sleep.decay import decay
 from memory.sleep.promote import promote, promotion_threshold
 from tests.test_crosslink import place
 

@@ -82,8 +82,8 @@ PAGE_ACT_STATUS = {"create_token": 200}
 @pytest.fixture
 def memory(make_note, stale_note) -> dict[str, int]:
     """One node in each state the pages branch on."""
+    from memory.forgetting import let_go
     from memory.questions import plant_question
-    from memory.sleep.decay import let_go
     from review.ceremony import propose, seal
 
     ground = make_note("Quokkas sleep in the shade at noon.")

@@ -7,10 +7,10 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.clocks import recency_weight
-from memory.embed import embed_missing
 from memory.errors import Invalid
 from memory.models import Edge, Node, RecallLog, Vector
 from memory.recall import recall
+from memory.vectors.embed import embed_missing
 
 
 def mark(node: Node, kind: str, *, at: datetime | None = None) -> None:
@@ -188,8 +188,8 @@ def test_recency_weight_is_within_bounds_and_unknown_time_is_neutral():
 
 
 def test_vectors_of_another_model_or_dimension_are_never_mixed(make_note):
-    from memory.embed import get_embedder, to_blob
-    from memory.vector_matrix import vector_matrix
+    from memory.vectors.embed import get_embedder, to_blob
+    from memory.vectors.matrix import vector_matrix
 
     note = make_note("The heron.")
     embed_missing()

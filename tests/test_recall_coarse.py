@@ -9,11 +9,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from memory import lexical
-from memory import vector_matrix as matrix_module
-from memory.embed import embed_missing, get_embedder, normalise, to_blob
-from memory.recall import _vector_candidates, recall
-from memory.vector_matrix import Matrix, _append, exact_candidates
+from memory.recall import _vector_candidates, lexical, recall
+from memory.vectors import matrix as matrix_module
+from memory.vectors.embed import embed_missing, get_embedder, normalise, to_blob
+from memory.vectors.matrix import Matrix, _append, exact_candidates
 from memory.visibility import Visibility
 
 START = datetime(2025, 1, 1, tzinfo=UTC)

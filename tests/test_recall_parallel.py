@@ -14,9 +14,9 @@ from django.db import connections
 from django.utils import timezone
 
 import memory.recall as recall_module
-from memory.embed import embed_missing, get_embedder
 from memory.recall import recall, vector_search
-from memory.vector_index import sync_index
+from memory.vectors.embed import embed_missing, get_embedder
+from memory.vectors.index import sync_index
 from memory.visibility import Visibility
 
 QUERY = "heron reed otter by the water"

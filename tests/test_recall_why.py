@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from memory.embed import embed_missing
 from memory.recall import recall
-from memory.why import WHY_CHARS
+from memory.recall.why import WHY_CHARS
+from memory.vectors.embed import embed_missing
 
 
 def test_why_is_absent_unless_asked(make_note):
@@ -63,7 +63,7 @@ def test_the_search_page_shows_why(owner_client, make_note):
 
 
 def test_feedback_brings_in_a_node_sharing_the_best_hits_rare_word(make_note) -> None:
-    from memory import rank
+    from memory.recall import rank
 
     first = make_note("Heron nesting near a marsh; kingfisher sighting.")
     second = make_note("Heron flight over a lake; kingfisher again.")
@@ -77,7 +77,7 @@ def test_feedback_brings_in_a_node_sharing_the_best_hits_rare_word(make_note) ->
 
 
 def test_diversity_lets_another_parent_into_the_top(make_note) -> None:
-    from memory import rank
+    from memory.recall import rank
     from memory.write import write_node
 
     other = write_node(
@@ -100,7 +100,7 @@ def test_diversity_lets_another_parent_into_the_top(make_note) -> None:
 
 
 def test_feedback_finds_a_superseded_node_only_when_asked_for_superseded(make_note) -> None:
-    from memory import rank
+    from memory.recall import rank
     from tests.test_recall import mark
 
     make_note("Heron nesting near a marsh; kingfisher sighting.")

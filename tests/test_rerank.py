@@ -1,5 +1,5 @@
-"""The reranker (memory.rerank): its features, the model file it reads, and the fused order it
-falls back to when that file cannot be used."""
+"""The reranker (memory.recall.rerank): its features, the model file it reads, and the fused order
+it falls back to when that file cannot be used."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import logging
 import numpy as np
 import pytest
 
-from memory import rerank
-from memory.recall import recall
+from memory.recall import recall, rerank
 
 
 def _model(**weights: float) -> rerank.Model:
@@ -122,7 +121,7 @@ def test_without_a_usable_model_recall_keeps_the_fused_order(
             path.write_text("[1, 2")
         monkeypatch.setattr(rerank, "MODEL_PATH", path)
         rerank.forget()
-        with caplog.at_level(logging.WARNING, logger="memory.rerank"):
+        with caplog.at_level(logging.WARNING, logger="memory.recall.rerank"):
             assert [p["id"] for p in recall("heron mill")] == fused
         assert "recall keeps the fused order" in caplog.text
         caplog.clear()
@@ -281,8 +280,8 @@ def test_the_rows_read_for_the_reranker_carry_each_nodes_first_parent(make_note)
 
 
 def test_the_rows_read_for_the_reranker_carry_the_names_sleep_found(make_note) -> None:
-    from memory.entities import record_mentions
     from memory.packets import preview_rows
+    from memory.recall.entities import record_mentions
 
     note = make_note("We walked to the Old Mill with Ann on 7 May 2023.")
     record_mentions(after_id=0, limit=None)

@@ -29,7 +29,7 @@ def _ground(make_note, body="The spare key is with Ana."):
 
 def _pending(make_note):
     """Two notes the sweep collects now: old, never read, their one neighbour let go."""
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
 
     old = make_note("An old thought nobody read.", days_old=20)
     older = make_note("Another old thought nobody read.", days_old=25)
@@ -150,7 +150,7 @@ def test_it_seals_and_unseals_from_the_queue(owner_page, live_server, make_note,
 def test_hostile_bodies_stay_text_and_fit(owner_page, live_server, make_note, screenshot):
     dialogs: list[str] = []
     owner_page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
     from review.ceremony import preview_supersede, supersede
 
     stale = make_note("stale " + HOSTILE, days_old=20)

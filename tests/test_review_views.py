@@ -241,7 +241,7 @@ def test_every_post_without_a_csrf_token_is_refused(proposed, counts, url):
 @pytest.fixture
 def lonely(make_note):
     """A note the sweep collects now: 20 days old, never read, its only neighbour decayed."""
-    from memory.sleep.decay import let_go
+    from memory.forgetting import let_go
 
     node = make_note("An old thought nobody read.", days_old=20)
     let_go(node.out_edges.get().to_node_id, actor="owner")  # its origin, the root note
@@ -349,7 +349,7 @@ def test_pending_decays_lists_are_two_independent_marks(owner_client, make_note,
 
     from django.utils import timezone
 
-    from memory.sleep.reach import mark
+    from memory.reach import mark
 
     make_note("Holds its origin for another day.", days_old=13, origins=[{"id": lonely.pk}])
     clipping = make_note(

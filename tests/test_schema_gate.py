@@ -12,7 +12,7 @@ from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
 from django.conf import settings
 from django.db import connection, transaction
 
-from memory.schema import SchemaMismatch, require_current_schema, schema_problems
+from memory.custody.schema import SchemaMismatch, require_current_schema, schema_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 

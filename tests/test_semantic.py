@@ -1,4 +1,5 @@
-"""The semantic model sleep fits on the owner's text (memory/semantic.py, sleep/semantic.py)."""
+"""The semantic model sleep fits on the owner's text (memory/vectors/semantic.py,
+sleep/semantic.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import logging
 import numpy as np
 import pytest
 
-from memory import semantic
-from memory.embed import HashingEmbedder, get_embedder
 from memory.models import Vector
 from memory.recall import recall
-from memory.sleep import run_sleep
+from memory.sleep.run import run_sleep
+from memory.vectors import semantic
+from memory.vectors.embed import HashingEmbedder, get_embedder
 
 TOPICS = [
     "heron pond reeds fishing dawn wings",
@@ -79,7 +80,7 @@ def test_a_corrupt_file_is_refused_with_a_reason_and_rebuilt(on, make_note, capl
     notes(make_note, 60)
     sleep_semantic()
     semantic.model_path().write_bytes(b"PK\x03\x04 not a model")
-    with caplog.at_level(logging.WARNING, logger="memory.semantic"):
+    with caplog.at_level(logging.WARNING, logger="memory.vectors.semantic"):
         assert isinstance(get_embedder(), HashingEmbedder)
     assert "refused: unreadable" in caplog.text
     assert recall("heron reeds")

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from memory.errors import Conflict, Invalid
 from memory.models import Edge, Node, SleepRun, Vector
-from memory.sleep import STEPS, ensure_schedule, request_sleep, run_sleep
+from memory.sleep.run import STEPS, ensure_schedule, request_sleep, run_sleep
 
 
 @pytest.fixture

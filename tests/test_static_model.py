@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embed import HashingEmbedder, configured_embedder, embed_missing, get_embedder
 from memory.recall import recall
+from memory.vectors.embed import HashingEmbedder, configured_embedder, embed_missing, get_embedder
 
 pytest.importorskip("model2vec")
 
@@ -37,7 +37,7 @@ def tiny_model(tmp_path) -> Path:
 @pytest.fixture
 def use_model(settings):
     def use(path: Path | str) -> None:
-        settings.GROVE_EMBEDDER = "memory.static_model.Model2VecEmbedder"
+        settings.GROVE_EMBEDDER = "memory.vectors.static.Model2VecEmbedder"
         settings.GROVE_EMBEDDER_PATH = str(path)
         configured_embedder.cache_clear()
 
@@ -59,7 +59,7 @@ def test_recall_finds_a_note_through_the_tiny_model_alone(make_note, tiny_model,
 
 def test_a_missing_model_falls_back_to_hashing_with_a_log_line(tmp_path, use_model, caplog):
     use_model(tmp_path / "no-such-model")
-    with caplog.at_level(logging.WARNING, logger="memory.embed"):
+    with caplog.at_level(logging.WARNING, logger="memory.vectors.embed"):
         assert isinstance(get_embedder(), HashingEmbedder)
     assert "no-such-model" in caplog.text and "not found" in caplog.text
 
@@ -69,7 +69,7 @@ def test_a_corrupt_model_falls_back_to_hashing_and_recall_still_works(
 ):
     (tiny_model / "model.safetensors").write_bytes(b"\x00\x01 not a tensor file")
     use_model(tiny_model)
-    with caplog.at_level(logging.WARNING, logger="memory.embed"):
+    with caplog.at_level(logging.WARNING, logger="memory.vectors.embed"):
         embedder = get_embedder()
     assert isinstance(embedder, HashingEmbedder)
     assert "unreadable" in caplog.text

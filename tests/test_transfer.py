@@ -1,4 +1,4 @@
-"""Moving a whole memory to another database and back loses nothing (memory/transfer.py)."""
+"""Moving a whole memory to another database and back loses nothing (memory/custody/transfer.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
 
-from memory.chain_verify import verify
+from memory.custody.chain_verify import verify
 from memory.models import Node
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The vector index (memory.vector_index): built and kept up by sleep's cross-link step, rebuilt
+"""The vector index (memory.vectors.index): built and kept up by sleep's cross-link step, rebuilt
 when stale or damaged, and filtered by recall exactly as the exact scan filters."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from memory.embed import embed_missing, get_embedder, to_blob
 from memory.models import Edge, Node, Vector
 from memory.recall import _vector_candidates, recall
 from memory.sleep.crosslink import crosslink
-from memory.vector_index import current, index_dir, open_index, sync_index
+from memory.vectors.embed import embed_missing, get_embedder, to_blob
+from memory.vectors.index import current, index_dir, open_index, sync_index
 from memory.visibility import Visibility
 from review.ceremony import seal
 
@@ -164,7 +164,7 @@ def test_recall_sees_notes_written_after_the_last_sleep(pond, make_note):
 
 
 def test_rescored_pages_are_released_after_enough_rows_not_every_query(pond, monkeypatch):
-    from memory import vector_search
+    from memory.vectors import search as vector_search
 
     crosslink()
     index = current(model=model()[0], dim=model()[1])

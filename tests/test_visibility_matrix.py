@@ -19,12 +19,12 @@ from _agents import Agent, make_agent
 from django.test import Client
 
 from memory.authority import authority_report
-from memory.embed import embed_missing
 from memory.errors import NotFound
+from memory.forgetting import let_go
 from memory.models import Node, Vector
 from memory.read import read
 from memory.recall import recall
-from memory.sleep.decay import let_go
+from memory.vectors.embed import embed_missing
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import reject, seal
 
@@ -120,8 +120,8 @@ def full_text(world: World, domains: list[str], as_of: str | None) -> str | None
 
 
 def vector(world: World, domains: list[str], as_of: str | None) -> str | None:
-    import memory.rank as rank_module
     import memory.recall as recall_module
+    import memory.recall.rank as rank_module
 
     embed_missing()
     assert Vector.objects.filter(node=world.subject).exists()
@@ -142,9 +142,9 @@ def expansion(world: World, domains: list[str], as_of: str | None) -> str | None
 
 def entity(world: World, domains: list[str], as_of: str | None) -> str | None:
     """The query finds only the seeker (personal, a day old); the subject can come back only
-    through the entity both name, with the entity expansion switched on (memory.rank)."""
-    from memory import rank
-    from memory.entities import record_mentions
+    through the entity both name, with the entity expansion switched on (memory.recall.rank)."""
+    from memory.recall import rank
+    from memory.recall.entities import record_mentions
 
     if not Node.objects.filter(body=SEEKER).exists():
         world.make(SEEKER, days_old=1)
@@ -159,9 +159,9 @@ def entity(world: World, domains: list[str], as_of: str | None) -> str | None:
 
 def gathered(world: World, domains: list[str], as_of: str | None) -> str | None:
     """The query finds only the chain's end; the subject is two turns up the chain, reached
-    only with WEIGHTS.reach 2 or more (memory.gather.chain), the session lift and diversity on
-    too (they reorder, never admit)."""
-    from memory import rank
+    only with WEIGHTS.reach 2 or more (memory.recall.gather.chain), the session lift and diversity
+    on too (they reorder, never admit)."""
+    from memory.recall import rank
 
     if not Node.objects.filter(body=CHAIN_END).exists():
         between = world.make(

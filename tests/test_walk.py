@@ -9,9 +9,9 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from memory.embed import embed_missing
 from memory.errors import Forbidden, Invalid, NotFound
 from memory.models import Node, Ticket, Vector
+from memory.vectors.embed import embed_missing
 from memory.walk import around, open_walk, read_ticket, step
 
 

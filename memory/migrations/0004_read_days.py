@@ -1,4 +1,4 @@
-"""Node.read_days: distinct days with a read, so permanence needs reads on three days (issue 11).
+"""Node.read_days: distinct days with a read, so permanence needs reads on three days, not in one burst.
 
 The column is added in place with one ALTER TABLE (the same text on SQLite and PostgreSQL):
 Django's own AddField would rebuild the SQLite table for the CHECK, dropping 0002's invariant

@@ -1,4 +1,4 @@
-"""Custody (issue 12): tokens on nodes and events, the hash chain, and triggers that hold against
+"""Custody: tokens on nodes and events, the hash chain, and triggers that hold against
 every statement form.
 
 REPLACE (INSERT OR REPLACE, REPLACE INTO) deletes the conflicting row without firing DELETE

@@ -15,7 +15,7 @@ from django.db import migrations
 SPACELESS_GLOB = "*[⺀-⿟぀-ヿㇰ-ㇿ㐀-䶿一-鿿豈-﫿가-힯ᄀ-ᇿ฀-๿຀-໿က-႟ក-៿]*"
 
 FORWARD = [
-    # Recall's date list (memory.dates) asks for nodes by event time.
+    # Recall's date list (memory.recall.dates) asks for nodes by event time.
     "CREATE INDEX memory_node_event_time ON memory_node (COALESCE(referent_time, created_at))",
     "CREATE VIRTUAL TABLE memory_node_trigram USING fts5(body, tokenize='trigram')",
     f"""

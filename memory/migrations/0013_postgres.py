@@ -180,7 +180,7 @@ TRIGGERS = [
     """,
 ]
 
-# Full-text search (memory/fts_pg.py): English stemming like FTS5's porter tokenizer; a
+# Full-text search (memory/recall/fts_pg.py): English stemming like FTS5's porter tokenizer; a
 # generated column, so the index follows the (immutable) body with no trigger to keep.
 FULL_TEXT = [
     """
@@ -229,7 +229,7 @@ def _postgresql(statements: list[str]):
 def _trigram(apps, schema_editor) -> None:
     """Scripts without spaces: a trigram index on bodies when pg_trgm can be had (a trusted
     extension since PostgreSQL 13, so the database owner may create it). Without it, substring
-    search falls back to a sequential scan (memory/fts_pg.py), slower but the same answers."""
+    search falls back to a sequential scan (memory/recall/fts_pg.py), slower but the same answers."""
     if schema_editor.connection.vendor != "postgresql":
         return
     with schema_editor.connection.cursor() as cursor:

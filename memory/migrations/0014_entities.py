@@ -1,4 +1,4 @@
-# Mentions: the entities (names, dates, quantities) a node names, written by sleep (memory/entities.py).
+# Mentions: the entities (names, dates, quantities) a node names, written by sleep (memory/recall/entities.py).
 
 import django.db.models.deletion
 from django.db import migrations, models

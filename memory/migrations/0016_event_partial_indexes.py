@@ -1,4 +1,4 @@
-"""The audit log's indexes, cheaper to write (docs/bench/sleep.md, round 4): sleep's decay step
+"""The audit log's indexes, cheaper to write (docs/bench/sleep.md, the decay step): sleep's decay step
 appends one event per node it collects, tens of thousands a night, and each index is a write.
 
 - The index on node_id alone goes: (node_id, kind), memory_event_node_kind, serves every lookup

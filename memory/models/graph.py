@@ -199,7 +199,7 @@ class Vector(models.Model):
 
 
 class Mention(models.Model):
-    """An entity a node's body names (memory/entities.py): derived from the immutable body by
+    """An entity a node's body names (memory/recall/entities.py): derived from the immutable body by
     sleep, so rebuildable; recall expands through the entities its best hits share."""
 
     # No index of its own: the unique (node, entity) leads with it.

@@ -59,7 +59,7 @@ class Event(models.Model):
             models.Index(fields=["node", "kind"], name="memory_event_node_kind"),
             models.Index(fields=["kind", "at"], name="memory_event_kind_at"),
             # Partial: sleep writes tens of thousands of events a night with neither set, and
-            # each NULL entry was an index write (docs/bench/sleep.md, round 4).
+            # each NULL entry was an index write (docs/bench/sleep.md, the decay step).
             models.Index(
                 fields=["related_node"],
                 condition=Q(related_node__isnull=False),

@@ -1,10 +1,6 @@
-"""Sleep: the nightly work on the graph, one module per step (embed lives in memory/embed.py,
-which recall and the write path share), and the run protocol that orders and audits them.
-
-Grouped here because these modules change together and only the run (and the owner's lifecycle
-acts in decay.py) call them; nothing in the engine's read paths imports from this package.
+"""Sleep: the night's work on the graph, one module per step, and the run protocol that orders
+and audits them (run.py). Only the run and the tasks that start it call these steps; the rules
+they share with the day (reachability, embedding, recall's word lists) live outside, so nothing
+on the write or read paths imports this package. It re-exports nothing: importing a step loads
+that step alone.
 """
-
-from memory.sleep.run import SCHEDULE_NAME, STEPS, ensure_schedule, request_sleep, run_sleep
-
-__all__ = ["SCHEDULE_NAME", "STEPS", "ensure_schedule", "request_sleep", "run_sleep"]

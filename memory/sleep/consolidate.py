@@ -27,7 +27,6 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory import audit
-from memory.embed import from_blob, get_embedder
 from memory.models import (
     OCCURRENCE_KINDS,
     DecayReason,
@@ -40,6 +39,7 @@ from memory.models import (
 )
 from memory.sleep.crosslink import ACTOR
 from memory.trust import trust_map
+from memory.vectors.embed import from_blob, get_embedder
 
 MIN_COSINE = settings.GROVE_CONSOLIDATE_MIN_COSINE
 MAX_GROUP = 64  # a "duplicate group" bigger than this is a topic, not a duplicate

@@ -1,4 +1,4 @@
-"""Cross-link's candidate join over the vector index (memory.vector_index): for each new row, the
+"""Cross-link's candidate join over the vector index (memory.vectors.index): for each new row, the
 best few older same-domain usable rows at or above the threshold among the members of its
 CROSSLINK_PROBES nearest IVF clusters (cosines of the float16 vectors).
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 
-from memory.vector_index import CROSSLINK_PROBES, VectorIndex
+from memory.vectors.index import CROSSLINK_PROBES, VectorIndex
 
 ASK_BLOCK = 1024  # probers per product
 # New rows per nearest-cluster search: its temporaries are ~32 bytes per row and cluster (130 MB

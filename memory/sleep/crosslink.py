@@ -21,11 +21,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 from threadpoolctl import threadpool_limits
 
-from memory.embed import get_embedder
 from memory.models import Edge, EdgeKind, Event, EventKind, Node, Trust
 from memory.sleep.crossjoin import join
 from memory.trust import trust_map
-from memory.vector_index import VectorIndex, sync_index
+from memory.vectors.embed import get_embedder
+from memory.vectors.index import VectorIndex, sync_index
 
 # Cosine at or above which two nodes are "similar". With the hashing embedder, on LoCoMo's real
 # turns unrelated pairs sit near 0.09 and a turn's nearest neighbour near 0.41: 0.6 links near

@@ -31,16 +31,16 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from memory.embed import Since, embed_missing, get_embedder, missing_ids
-from memory.entities import record_mentions
+from memory.custody.since import sleep_checks
 from memory.errors import Conflict, Invalid
-from memory.integrity_since import sleep_checks
 from memory.models import Node, SleepRun, SleepStatus
+from memory.recall.entities import record_mentions
 from memory.sleep.consolidate import consolidate
 from memory.sleep.crosslink import crosslink
 from memory.sleep.decay import decay
 from memory.sleep.promote import promote
 from memory.sleep.semantic import refresh_semantic
+from memory.vectors.embed import Since, embed_missing, get_embedder, missing_ids
 
 STEPS = (
     "semantic",

@@ -18,9 +18,9 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Max
 
-from memory import semantic
-from memory.embed import embed_missing
 from memory.models import Node, Vector
+from memory.vectors import semantic
+from memory.vectors.embed import embed_missing
 
 
 def due(*, live: int) -> str:

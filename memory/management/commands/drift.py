@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.drift import find_drift
+from memory.custody.drift import find_drift
 
 
 class Command(BaseCommand):

@@ -4,14 +4,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from memory.transfer import export
+from memory.custody.transfer import export
 
 
 class Command(BaseCommand):
     help = (
         "Write the whole record (nodes, edges, vectors, events with their hash chain, recall logs, "
         "tokens, checkpoints, sleep runs) to a JSON-lines file, to move it to another database "
-        "with `manage.py import` (memory/transfer.py). Writers wait while it runs."
+        "with `manage.py import` (memory/custody/transfer.py). Writers wait while it runs."
     )
 
     def add_arguments(self, parser) -> None:

@@ -4,14 +4,14 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.transfer import TransferError, import_into_empty
+from memory.custody.transfer import TransferError, import_into_empty
 
 
 class Command(BaseCommand):
     help = (
         "Load a `manage.py export` file into this freshly migrated, empty database, keeping every "
         "id, then verify the counts, the whole hash chain and every body hash before committing "
-        "(memory/transfer.py). Copy GROVE_SCROLL_DIR along for the pairs' scrolls."
+        "(memory/custody/transfer.py). Copy GROVE_SCROLL_DIR along for the pairs' scrolls."
     )
 
     def add_arguments(self, parser) -> None:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.chain_verify import last_checkpoint
-from memory.integrity import run_checks
+from memory.custody.chain_verify import last_checkpoint
+from memory.custody.integrity import run_checks
 
 
 class Command(BaseCommand):

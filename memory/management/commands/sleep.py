@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.errors import GroveError
-from memory.sleep import STEPS, ensure_schedule, request_sleep, run_sleep
+from memory.sleep.run import STEPS, ensure_schedule, request_sleep, run_sleep
 
 
 class Command(BaseCommand):

@@ -17,7 +17,7 @@ same predicate the exact scan uses: Visibility.row_mask), then rescores its cand
 float16 vectors. When the filter leaves few rows, every list is scanned: exact over those rows.
 Cross-link joins each new vector with the members of its nearest few clusters (matrix products).
 
-Three files: memory.vector_store keeps the files (build, check, append), memory.vector_search
+Three files: memory.vectors.store keeps the files (build, check, append), memory.vectors.search
 holds a loaded index and searches it, and this module says which index a process uses
 (current) and carries the names other modules import.
 """
@@ -29,8 +29,8 @@ import threading
 import numpy as np
 from django.db import connection
 
-from memory.vector_search import VectorIndex
-from memory.vector_store import epoch, index_dir, open_index, sync_index
+from memory.vectors.search import VectorIndex
+from memory.vectors.store import epoch, index_dir, open_index, sync_index
 
 __all__ = [
     "CROSSLINK_PROBES",

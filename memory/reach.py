@@ -1,5 +1,7 @@
 """Reachability: which live nodes are held, from the roots through the holding edges (DESIGN.md,
-"Decay is reachability"). The mark half of decay's mark-and-sweep; memory/sleep/decay.py sweeps.
+"Decay is reachability"). The mark half of decay's mark-and-sweep (memory/sleep/decay.py
+sweeps), and the restore of what a node holds: the rule the write path, restore and the pages
+use by day, so it lives outside sleep.
 
 Roots hold themselves: live nodes that are permanent; whose trust is ground, proposed or sealed;
 read at least once (access_count > 0: only agents' reads and the owner's keep count, the
@@ -36,7 +38,8 @@ from django.db import connection
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
-from memory.models import CEREMONY_EVENT_KINDS, EdgeKind, EventKind, Trust
+from memory import audit
+from memory.models import CEREMONY_EVENT_KINDS, DecayReason, EdgeKind, Event, EventKind, Node, Trust
 from memory.trust import trust_map
 from memory.visibility import db_time
 
@@ -52,6 +55,8 @@ HOLDING = (
 HOLDING_SQL = ", ".join(f"'{k.value}'" for k in HOLDING)
 PROTECTED_TRUST = frozenset({Trust.GROUND, Trust.PROPOSED, Trust.SEALED})
 OWNER_RESTORE = "owner_restore"
+HELD_BY_RESTORE = "held_by_restore"
+HELD_BY_REVIVED = "held_by_revived"  # the same words arrived again (memory/write.py)
 _PAIR = 1 << 32  # an edge loads as one integer, holder * _PAIR + held, while ids fit
 _AUTHORITY = ", ".join(f"'{k.value}'" for k in CEREMONY_EVENT_KINDS)
 
@@ -286,3 +291,43 @@ def holdings(spared: set[int], edges: tuple[np.ndarray, np.ndarray]) -> set[int]
         seen.update(fresh)
         frontier = np.array(fresh, dtype=np.int64)
     return seen
+
+
+def _held_decayed(node_id: int, *, cap: int = 5000) -> list[int]:
+    """Decayed nodes that `node_id` holds, transitively through holding edges (its provenance
+    chain), except those the owner let go or consolidation merged: those stay decisions."""
+    seen, frontier, found = {node_id}, [node_id], []
+    while frontier and len(seen) < cap:
+        marks = ",".join(["%s"] * len(frontier))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT DISTINCT e.to_node_id, n.decayed_at IS NOT NULL FROM memory_edge e
+                    JOIN memory_node n ON n.id = e.to_node_id
+                    WHERE e.from_node_id IN ({marks}) AND e.kind IN ({HOLDING_SQL})""",
+                frontier,
+            )
+            rows = [(i, bool(d)) for i, d in cursor.fetchall() if i not in seen]
+        seen.update(i for i, _ in rows)
+        frontier = [i for i, _ in rows]
+        found += [i for i, decayed in rows if decayed]
+    last: dict[int, str] = {}
+    for nid, why in (
+        Event.objects.filter(node_id__in=found, kind=EventKind.DECAYED)
+        .order_by("id")
+        .values_list("node_id", "reason")
+    ):
+        last[nid] = why
+    decisions = {DecayReason.OWNER_LET_GO, DecayReason.CONSOLIDATED}
+    return sorted(i for i in found if last.get(i) not in decisions)
+
+
+def restore_held(node_id: int, *, actor: str, reason: str) -> list[int]:
+    """Bring back every decayed node that `node_id` holds (_held_decayed), each with a restored
+    event related to it; the caller brings back `node_id` itself (a restore, or a revival in
+    memory/write.py). Inside the caller's transaction."""
+    held = _held_decayed(node_id)
+    Node.objects.filter(pk__in=held).update(decayed_at=None)
+    audit.record_many(
+        EventKind.RESTORED, held, actor=actor, reason=reason, related=dict.fromkeys(held, node_id)
+    )
+    return held

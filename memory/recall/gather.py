@@ -1,8 +1,8 @@
 """Gathering: evidence that sits around recall's best hits, for questions answered by several
 nodes (LoCoMo's multi-evidence questions: most span sessions, some turns away from a hit).
 
-memory.rank calls these on its candidates, each as its weight says (memory.rank.Weights;
-docs/recall.md says which are on and why):
+memory.recall.rank calls these on its candidates, each as its weight says
+(memory.recall.rank.Weights; docs/recall.md says which are on and why):
 - `chain`: turns further along a conversation from the best seeds (replies of replies), hop
   by hop over responds_to edges; rank lifts them through the same lawful filter as any
   neighbour (visibility SQL, liveness as of T, trust); on (reach 2);
@@ -116,7 +116,7 @@ def speakers_named(terms: Sequence[str], signatures: Sequence[str]) -> list[str]
     """The query words that name a signer among `signatures` (those of the lawful best hits):
     such a word is matched by the signer boost, and in a body it mostly marks the other
     speaker addressing that one ("Thanks, Melanie!"), not the named speaker's own words."""
-    from memory.lexical import query_terms
+    from memory.recall.lexical import query_terms
 
     names = {t for signature in signatures for t in query_terms(signature)}
     return [t for t in terms if t in names]

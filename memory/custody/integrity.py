@@ -1,35 +1,40 @@
 """Integrity checks: each returns the violations it finds; an empty list means the check holds.
-The custody checks (hashes, arrivals, scrolls, the chain) live in memory/integrity_custody.py,
-the vector checks in memory/integrity_vectors.py; CHECKS below assembles them all.
+The graph's own checks (flags against events, edges, the word index, nests, reachability), the
+custody checks (what is stored agrees with its hashes, its arrival, its scroll and the audit
+log's hash chain) and the vector checks; CHECKS at the end assembles them all.
 
 They read raw SQL on purpose: they must see what is in the file, whatever the ORM believes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, connection
 
-from memory.integrity_custody import (
-    body_hash_mismatch,
-    chain_anchors,
-    hash_chain,
-    nodes_disagree_with_arrival,
-    scrolls_disagree_with_pairs,
-    verdicts_disagree_with_body,
-)
-from memory.integrity_sql import MAX_EXAMPLES
-from memory.integrity_sql import changed_since as _changed
-from memory.integrity_sql import rows as _rows
-from memory.integrity_vectors import (
-    live_nodes_without_vectors,
-    vectors_nan_or_zero,
-    vectors_of_missing_nodes,
-    vectors_of_wrong_dimension,
-)
+MAX_EXAMPLES = 20
+
+
+def _rows(sql: str, params: tuple = ()) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _changed(n: str, marks: dict[str, int] | None) -> tuple[str, tuple]:
+    """Above marks: an SQL condition keeping the nodes `n` that are new or have a new event (the
+    flags below change only with an event; one changed behind the triggers waits for the
+    weekly full run). Without marks: no condition."""
+    if not marks:
+        return "", ()
+    return (
+        f"""AND {n}.id IN (SELECT node_id FROM memory_event WHERE id > %s
+                           UNION SELECT id FROM memory_node WHERE id > %s)""",
+        (marks["event"], marks["node"]),
+    )
 
 
 @dataclass
@@ -167,7 +172,7 @@ def run_checks(
     plus a count line when there are more. The hash chain is verified from its last checkpoint,
     from the start when `full_chain`, or when a weekly full run is due with full_chain=None.
     With `since` (marks: the highest node, vector and edge ids already verified), the checks
-    in SCOPED look only at rows above their mark (memory/integrity_since.py)."""
+    in SCOPED look only at rows above their mark (memory/custody/since.py)."""
     results = []
     for name, check in CHECKS.items():
         if names and name not in names:
@@ -187,7 +192,7 @@ def run_checks(
     return results
 
 
-# --- sleep's checks (issue 4) -------------------------------------------------------------------
+# --- reachability, and the edges and nests sleep and extract make -----------------------------
 
 
 def ground_or_proposed_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
@@ -249,7 +254,7 @@ def nests_not_verbatim(*, after: int = 0) -> list[str]:
     return found
 
 
-# Decay is reachability (memory/sleep/reach.py): the sweep never leaves a live holder of a
+# Decay is reachability (memory/reach.py): the sweep never leaves a live holder of a
 # decayed node, and never takes a root. The owner's let go and consolidation are decisions.
 _LAST_DECAY = """(SELECT ev.reason FROM memory_event ev WHERE ev.node_id = {n}.id
     AND ev.kind = 'decayed' ORDER BY ev.id DESC LIMIT 1)"""
@@ -265,7 +270,7 @@ _EDGES_SINCE = """AND e.id IN (SELECT id FROM memory_edge WHERE id > %s
 
 
 def live_node_holds_decayed_node(*, marks: dict[str, int] | None = None) -> list[str]:
-    from memory.sleep.reach import HOLDING_SQL
+    from memory.reach import HOLDING_SQL
 
     since = (marks["edge"], marks["event"], marks["event"]) if marks else ()
     rows = _rows(
@@ -288,7 +293,7 @@ def root_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
 
     from django.conf import settings
 
-    from memory.sleep.reach import OWNER_RESTORE, PROTECTED_TRUST
+    from memory.reach import OWNER_RESTORE, PROTECTED_TRUST
     from memory.trust import trust_map
 
     rows = _rows(
@@ -314,6 +319,226 @@ def root_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
     trusts = trust_map([i for i, *_, acts in rows if acts])
     bad |= {i: str(t) for i, t in trusts.items() if t in PROTECTED_TRUST}
     return [f"root node {i} ({why}) was decayed as unreachable" for i, why in sorted(bad.items())]
+
+
+# --- custody: hashes, arrivals, scrolls, the chain ------------------------------------------
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def body_hash_mismatch(*, after: int = 0) -> list[str]:
+    """sha256(body) = body_hash for every node (with an id above `after`), read in batches
+    (bodies never sit all at once)."""
+    found: list[str] = []
+    last = after
+    while rows := _rows(
+        "SELECT id, body, body_hash FROM memory_node WHERE id > %s ORDER BY id LIMIT 2000", (last,)
+    ):
+        last = rows[-1][0]
+        found += [
+            f"node {node_id}: sha256 of the body is not its body_hash"
+            for node_id, body, stored in rows
+            if _sha(body) != stored
+        ]
+    return found
+
+
+def verdicts_disagree_with_body() -> list[str]:
+    """Rooted and superseded events name the hash of the body as it is now."""
+    rows = _rows(
+        """SELECT e.id, e.kind, e.node_id, e.detail, n.body
+           FROM memory_event e JOIN memory_node n ON n.id = e.node_id
+           WHERE e.kind IN ('rooted', 'superseded') ORDER BY e.id"""
+    )
+    found = []
+    for event_id, kind, node_id, detail, body in rows:
+        detail = json.loads(detail) if isinstance(detail, str) else detail
+        if (detail or {}).get("body_hash") != _sha(body):
+            found.append(
+                f"{kind} event {event_id} adopted a hash that node {node_id}'s body no longer has"
+            )
+    return found
+
+
+_ARRIVAL_FIELDS = ("body_hash", "kind", "jurisdiction", "domain", "signature", "source")
+
+
+def nodes_disagree_with_arrival(*, after: int = 0) -> list[str]:
+    """Every node (with an id above `after`) has its arrival event (its link in the hash chain),
+    and the arrival's snapshot still describes the row: an edit made with the triggers dropped
+    shows here."""
+    found: list[str] = []
+    last = after
+    cols = ", ".join(f"n.{f}" for f in _ARRIVAL_FIELDS)
+    while rows := _rows(
+        f"""SELECT n.id, {cols}, (SELECT e.snapshot FROM memory_event e WHERE e.node_id = n.id
+            AND e.kind = 'arrived' ORDER BY e.id LIMIT 1)
+            FROM memory_node n WHERE n.id > %s ORDER BY n.id LIMIT 2000""",
+        (last,),
+    ):
+        last = rows[-1][0]
+        for node_id, *values, snap in rows:
+            if snap is None:
+                found.append(f"node {node_id} has no arrival event: it joined no chain")
+                continue
+            snap = json.loads(snap) if isinstance(snap, str) else snap
+            differ = [f for f, v in zip(_ARRIVAL_FIELDS, values, strict=True) if snap.get(f) != v]
+            if differ:
+                found.append(f"node {node_id}: {', '.join(differ)} differ from its arrival")
+    return found
+
+
+def scrolls_disagree_with_pairs(*, after: int = 0) -> list[str]:
+    """Every scroll a pair points into (a pair with an id above `after`) re-hashes, runs 1, 2,
+    3 ... and holds its pairs' records."""
+    from memory.scroll import verify_scroll_file
+
+    found: list[str] = []
+    for (name,) in _rows(
+        "SELECT DISTINCT scroll_path FROM memory_node WHERE kind = 'pair' AND id > %s "
+        "ORDER BY scroll_path",
+        (after,),
+    ):
+        report = verify_scroll_file(name)
+        found += [f"scroll {name}: {problem}" for problem in report["problems"]]
+    return found
+
+
+def hash_chain(*, full: bool | None = False) -> list[str]:
+    """The audit log's hash chain, from the last checkpoint (or the start); names the first
+    entry that breaks (memory/chain.py)."""
+    from memory.custody.chain_verify import verify_from_checkpoint
+
+    report = verify_from_checkpoint(full=full)
+    return [] if report.ok else [report.broken or "the chain is broken"]
+
+
+def chain_anchors() -> list[str]:
+    """Every checkpoint anchored outside the database is still carried by its event."""
+    from memory.custody.chain_verify import anchors_disagree
+
+    return anchors_disagree()
+
+
+# --- vectors ----------------------------------------------------------------------------------
+
+
+def vectors_of_wrong_dimension(*, after: int = 0) -> list[str]:
+    """A blob that is not dim float32s, or a dim unlike the model's other rows (its modal dim);
+    rows with an id above `after`."""
+    found = [
+        f"vector {vec_id} (node {node_id}, {model}) has {length} bytes for dim {dim}"
+        for vec_id, node_id, model, dim, length in _rows(
+            """SELECT id, node_id, model, dim, length(data) FROM memory_vector
+               WHERE id > %s AND length(data) != dim * 4""",
+            (after,),
+        )
+    ]
+    # Above a mark, a model's verified rows are represented by its last one at or below the
+    # mark (it had the modal dim then): no count over every vector. On SQLite, unary + and
+    # CROSS JOIN keep each read on the id range: through the (model, node) index instead, the
+    # last row at or below the mark sorted every vector of the model (2 s at 1M).
+    pg = connection.vendor == "postgresql"
+    plus, cross = ("", "") if pg else ("+", "CROSS ")
+    counts = (
+        """counts AS (SELECT model, dim, count(*) AS c FROM memory_vector GROUP BY model, dim)"""
+        if not after
+        else f"""recent AS (SELECT {plus}model AS model, dim, count(*) AS c FROM memory_vector
+                            WHERE id > %s GROUP BY {plus}model, dim),
+                ref AS (SELECT r.model, (SELECT o.dim FROM memory_vector o
+                        WHERE {plus}o.model = r.model AND o.id <= %s
+                        ORDER BY o.id DESC LIMIT 1) AS dim
+                        FROM (SELECT DISTINCT model FROM recent) r),
+                counts AS (SELECT model, dim, c FROM recent UNION ALL
+                           SELECT model, dim, 1000000000000 FROM ref WHERE dim IS NOT NULL)"""
+    )
+    found += [
+        f"vector {vec_id} (node {node_id}, {model}) has dim {dim}; the model's rows have {modal}"
+        for vec_id, node_id, model, dim, modal in _rows(
+            f"""WITH {counts},
+                    modal AS (SELECT model, dim FROM counts c1 WHERE NOT EXISTS
+                              (SELECT 1 FROM counts c2 WHERE c2.model = c1.model
+                               AND (c2.c > c1.c OR (c2.c = c1.c AND c2.dim < c1.dim))))
+               SELECT v.id, v.node_id, v.model, v.dim, m.dim FROM memory_vector v
+               {cross}JOIN modal m ON m.model = v.model WHERE v.id > %s AND v.dim != m.dim""",
+            (after, after, after) if after else (after,),
+        )
+    ]
+    return found
+
+
+def vectors_nan_or_zero(*, after: int = 0) -> list[str]:
+    """Vectors (with an id above `after`) holding NaN or infinity, or of zero norm (nothing can
+    be near them). Read in chunks of 5,000 rows so 100k vectors never sit in memory at once."""
+    import numpy as np
+
+    found: list[str] = []
+    last = after
+    while True:
+        rows = _rows(
+            """SELECT id, node_id, dim, data FROM memory_vector WHERE id > %s
+               AND length(data) = dim * 4 ORDER BY id LIMIT 5000""",
+            (last,),
+        )
+        if not rows:
+            return found
+        last = rows[-1][0]
+        for dim in {r[2] for r in rows}:
+            same = [r for r in rows if r[2] == dim]
+            flat = np.frombuffer(b"".join(bytes(r[3]) for r in same), dtype="<f4")
+            matrix = flat.reshape(len(same), dim)
+            finite = np.isfinite(matrix).all(axis=1)
+            norms = np.linalg.norm(np.where(np.isfinite(matrix), matrix, 0), axis=1)
+            for k in np.nonzero(~finite | (norms == 0))[0]:
+                vec_id, node_id = same[k][0], same[k][1]
+                what = "NaN or infinite values" if not finite[k] else "zero norm"
+                found.append(f"vector {vec_id} (node {node_id}) has {what}")
+
+
+def vectors_of_missing_nodes(*, after: int = 0) -> list[str]:
+    return [
+        f"vector {vec_id} belongs to missing node {node_id}"
+        for vec_id, node_id in _rows(
+            """SELECT v.id, v.node_id FROM memory_vector v WHERE v.id > %s
+               AND NOT EXISTS (SELECT 1 FROM memory_node n WHERE n.id = v.node_id)""",
+            (after,),
+        )
+    ]
+
+
+def live_nodes_without_vectors(*, marks: dict[str, int] | None = None) -> list[str]:
+    """Live nodes a finished sleep should have embedded but did not.
+
+    Only nodes the last done (non-dry) run covered are checked: its embed step records the
+    highest node id it saw (steps.embed.through_id), its model, and whether nothing was left
+    (complete). A node with a higher id arrived later; a node revived or restored after that run
+    started was decayed when it ran. Both wait for the next run.
+    """
+    import json
+
+    where, params = _changed("n", marks)
+    runs = _rows(
+        """SELECT started_at, steps FROM memory_sleeprun WHERE status = 'done' AND dry_run = FALSE
+           ORDER BY id DESC"""
+    )
+    for started_at, steps in runs:
+        embed = (json.loads(steps) if isinstance(steps, str) else steps or {}).get("embed", {})
+        if not embed.get("complete") or not embed.get("through_id"):
+            continue
+        return [
+            f"node {node_id} is live without a {embed['model']} vector after sleep run"
+            for (node_id,) in _rows(
+                f"""SELECT n.id FROM memory_node n WHERE n.decayed_at IS NULL AND n.id <= %s
+                   {where} AND NOT EXISTS (SELECT 1 FROM memory_vector v
+                                   WHERE v.node_id = n.id AND v.model = %s)
+                   AND NOT EXISTS (SELECT 1 FROM memory_event e WHERE e.node_id = n.id
+                                   AND e.kind IN ('restored', 'revived') AND e.at >= %s)""",
+                (embed["through_id"], *params, embed["model"], started_at),
+            )
+        ]
+    return []
 
 
 CHECKS: dict[str, Callable[[], list[str]]] = {

@@ -1,12 +1,12 @@
 """An optional static embedding model in model2vec's format, read from a local directory.
 
-Chosen with GROVE_EMBEDDER=memory.static_model.Model2VecEmbedder and GROVE_EMBEDDER_PATH=<dir>
+Chosen with GROVE_EMBEDDER=memory.vectors.static.Model2VecEmbedder and GROVE_EMBEDDER_PATH=<dir>
 (model.safetensors, tokenizer.json, config.json: what model2vec's save_pretrained writes). It
 needs the optional `model2vec` extra (numpy, safetensors, tokenizers; no torch). Nothing is
 ever downloaded: the path must be an existing directory (model2vec would otherwise ask the
 Hugging Face hub for a repository of that name) and the hub is switched offline while loading.
 A missing directory, a missing package or an unreadable model raises EmbedderRefused with the
-reason; memory.embed then logs it and falls back to the hashing embedder.
+reason; memory.vectors.embed then logs it and falls back to the hashing embedder.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.embed import EmbedderRefused, normalise
+from memory.vectors.embed import EmbedderRefused, normalise
 
 
 class Model2VecEmbedder:

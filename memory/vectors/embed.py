@@ -5,7 +5,7 @@ The default, HashingEmbedder, needs no download and no fitting: scikit-learn's H
 projection, which preserves cosine similarity in expectation (Achlioptas). Another embedder is
 chosen with the GROVE_EMBEDDER setting: a dotted path to a class taking `path` (a local model
 directory in GROVE_EMBEDDER_PATH, never downloaded) with `name`, `dim` and `embed` as below;
-memory.static_model.Model2VecEmbedder reads a model2vec static model that way. A configured
+memory.vectors.static.Model2VecEmbedder reads a model2vec static model that way. A configured
 embedder that cannot load (EmbedderRefused: a missing or corrupt model) is logged and replaced
 by the hashing embedder, never a crash.
 Switching models re-embeds: vectors are keyed by model name and only the current model is read.
@@ -128,9 +128,9 @@ def configured_embedder() -> Embedder:
 
 def get_embedder() -> Embedder:
     """The embedder vectors are made and searched with: the semantic model sleep fitted on the
-    owner's text (memory.semantic) once a usable one exists and no other embedder was
+    owner's text (memory.vectors.semantic) once a usable one exists and no other embedder was
     configured; otherwise the configured one (hashing by default)."""
-    from memory.semantic import current
+    from memory.vectors.semantic import current
 
     base = configured_embedder()
     if isinstance(base, HashingEmbedder) and (fitted := current()) is not None:

@@ -1,17 +1,19 @@
-"""Ranking: how recall's candidate lists become one ordered list (why each is there: memory.why).
+"""Ranking: how recall's candidate lists become one ordered list (why each is there:
+memory.recall.why).
 
 Steps, each over what the caller may see:
   1. score-normalised fusion of the word list (bm25) and the vector list (cosine): each list's
      scores divided by its best, then a weighted sum; query words naming a signer of the best
-     hits (a speaker) are searched apart at a lower weight (memory.gather.speakers_named);
+     hits (a speaker) are searched apart at a lower weight (memory.recall.gather.speakers_named);
   2. liveness and trust (now or as of T), so a decayed, sealed or rejected node neither ranks
      nor bridges;
   3. pseudo-relevance feedback: words shared by the best hits, searched again;
   4. an expansion over edges between peers from the best seeds (one hop, and further turns
-     along responds_to: memory.gather.chain), and one through the entities (names, dates,
-     quantities: memory.entities) the seeds share with other nodes;
-  5. recency weight (event clock) and the signer boost (memory.boost);
-  6. the session lift and diversity over the best POOL candidates (memory.gather): a node whose
+     along responds_to: memory.recall.gather.chain), and one through the entities (names, dates,
+     quantities: memory.recall.entities) the seeds share with other nodes;
+  5. recency weight (event clock) and the signer boost (memory.recall.boost);
+  6. the session lift and diversity over the best POOL candidates (memory.recall.gather): a node
+  whose
      parent (derived_from: a session, a file) holds other strong candidates gains; one whose
      parent already placed nodes above it gives way.
 Every weight is a field of Weights; docs/recall.md says what each is and how it was chosen."""
@@ -27,18 +29,18 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from memory import gather, rerank
-from memory.boost import boost
-from memory.dates import date_candidates
-from memory.entities import shared as _entity_neighbours
-from memory.lexical import (
+from memory.recall import gather, rerank
+from memory.recall.boost import boost
+from memory.recall.dates import date_candidates
+from memory.recall.entities import shared as _entity_neighbours
+from memory.recall.lexical import (
     fts_candidates,
     query_terms,
     spaceless_runs,
     trigram_candidates,
 )
+from memory.recall.why import reasons as _reasons
 from memory.visibility import Visibility, db_time, lawful_trust, live_at
-from memory.why import reasons as _reasons
 
 FTS_CANDIDATES = 100
 # Candidates that get their rows read, the signer boost and the session lift: a fixed floor,
@@ -256,7 +258,7 @@ def _entity_expand(
     vis: Visibility,
     include_superseded: bool,
 ) -> dict[int, tuple[int, str]]:
-    """From the same seeds through the entities they name (memory.entities.shared, inside the
+    """From the same seeds through the entities they name (memory.recall.entities.shared, inside the
     visibility; hubs named by more than WEIGHTS.entity_cap nodes skipped): another node naming
     one inherits WEIGHTS.entity times half its best seed's score. Returns node -> (seed,
     entity)."""
@@ -308,7 +310,7 @@ def _feedback(
     """Pseudo-relevance feedback: the words most shared by the best hits (and not in the query)
     are searched again; what they find joins the fusion at WEIGHTS.feedback. Returns the words
     and the nodes they found."""
-    from memory.lexical import document_frequencies
+    from memory.recall.lexical import document_frequencies
 
     w = WEIGHTS
     top = sorted(scores, key=scores.__getitem__, reverse=True)[: w.feedback_docs]
@@ -345,7 +347,7 @@ def _feedback_bodies(ids: list[int]) -> list[str]:
 
 
 def _choose(ordered: list[int], scores: dict[int, float], limit: int) -> list[int]:
-    """The top `limit` after the session lift and diversity (memory.gather). The lift only
+    """The top `limit` after the session lift and diversity (memory.recall.gather). The lift only
     reorders what is already here, so `why` has nothing to add for it."""
     w = WEIGHTS
     if len(ordered) <= 1 or not (w.session or w.diversity):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from memory import fts_pg
+from memory.recall import fts_pg
 from memory.visibility import Visibility
 
 # Function words carry no topic; dropping them turns an OR-query from "anything with 'the'"
@@ -254,7 +254,7 @@ def trigram_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, f
         return []
     where, params = vis.sql("n")
     found: dict[int, float] = {}
-    if connection.vendor == "postgresql":  # substrings through pg_trgm (memory/fts_pg.py)
+    if connection.vendor == "postgresql":  # substrings through pg_trgm (memory/recall/fts_pg.py)
         for run in runs:
             found.update(fts_pg.substring_candidates(run, where, params, k))
         return list(found.items())[:k]

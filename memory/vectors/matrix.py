@@ -1,7 +1,7 @@
 """The exact vector scan: the current embedder's vectors in a matrix cached per process
 (refreshed by appending the rows written since), and the exact top k over it, with a float16
 first pass that finds the rows that can be in it. memory.recall searches it beside the vector
-index (memory.vector_search), which holds the rows older than its last build.
+index (memory.vectors.search), which holds the rows older than its last build.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 from django.db import connection
 from threadpoolctl import ThreadpoolController
 
-from memory.embed import get_embedder
-from memory.vector_index import epoch
+from memory.vectors.embed import get_embedder
+from memory.vectors.index import epoch
 from memory.visibility import Visibility
 
 logger = logging.getLogger("grove.recall")

@@ -162,8 +162,8 @@ def _reset_sequences() -> None:
 
 
 def _verify(header: dict[str, Any]) -> None:
-    from memory.chain_verify import verify
-    from memory.integrity import body_hash_mismatch, nodes_disagree_with_arrival
+    from memory.custody.chain_verify import verify
+    from memory.custody.integrity import body_hash_mismatch, nodes_disagree_with_arrival
 
     problems = []
     if (have := counts()) != header.get("counts"):

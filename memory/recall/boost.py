@@ -1,6 +1,6 @@
-"""Boosting, ranking's step 5 (memory.rank): the pool's preview rows are read (with their parents
-when the reranker wants them: memory.rerank), and each node's fused score is weighted by its
-recency (event clock) and by the signer boost when the query names its signer."""
+"""Boosting, ranking's step 5 (memory.recall.rank): the pool's preview rows are read (with their
+parents when the reranker wants them: memory.recall.rerank), and each node's fused score is
+weighted by its recency (event clock) and by the signer boost when the query names its signer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory.clocks import recency_weight
-from memory.lexical import query_terms
+from memory.recall.lexical import query_terms
 
 
 def boost(

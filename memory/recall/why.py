@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from memory.lexical import matched_terms, selective_terms
+from memory.recall.lexical import matched_terms, selective_terms
 
 WHY_CHARS = 160
 

@@ -1,5 +1,5 @@
 """Reranking: recall's last ordering step, a linear model over cheap signals of each of the
-POOL best candidates (memory.rank), learned from questions whose evidence is known.
+POOL best candidates (memory.recall.rank), learned from questions whose evidence is known.
 
 The signals are what ranking already knows about a candidate (its fused score and place, the
 lists it came from, the edge that brought it, whether its signer is named, its length, and how
@@ -8,7 +8,7 @@ found in it); nothing is read for them but the candidates' parents and mentions.
 is a logistic regression whose coefficients are a file (MODEL_PATH, plain JSON: feature
 names, scaling, coefficients); the bench fits it
 (`python -m bench.locomo_rerank --fit`) on the LoCoMo dev questions, which makes its
-coefficients tunables chosen on dev, like memory.rank.Weights (docs/recall.md says so and how
+coefficients tunables chosen on dev, like memory.recall.rank.Weights (docs/recall.md says so and how
 the held-out figure keeps it honest). Without a usable file (missing, unreadable, features that
 are not these) recall keeps the fused order and a warning says why, never a crash; so it does
 with the setting GROVE_RERANK off.
@@ -52,7 +52,8 @@ FEATURES = (
     "early",  # 1 / (1 + ids after its parent's): a session's or file's first nodes carry news
     "session_top",  # share of the fused top TOP sharing this node's parent
     "near_top",  # 1 / (1 + id distance to the nearest of the top NEAR in the same parent)
-    "names",  # names it mentions (memory.entities) other than the pool's signers, up to NAMES
+    # names it mentions (memory.recall.entities) other than the pool's signers, up to NAMES
+    "names",
     "specifics",  # dates and quantities it mentions, up to SPECIFICS
 )
 # Mentions counted before they stop adding (set by reading, not searched: docs/recall.md).

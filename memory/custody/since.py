@@ -1,5 +1,5 @@
-"""Sleep's integrity step, incremental (issue 17): each sleep checks what changed since the last
-verified point, and everything once a week.
+"""Sleep's integrity step, incremental so that a large store's nightly check stays short: each
+sleep checks what changed since the last verified point, and everything once a week.
 
 The verified point is a set of marks, the highest node, vector, edge and event ids present when
 a sleep's checks last came back clean (SleepRun.steps["integrity"]["verified"]). The next sleep
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from django.db import connection
 
-from memory.chain_verify import full_due
-from memory.integrity import CheckResult, run_checks
+from memory.custody.chain_verify import full_due
+from memory.custody.integrity import CheckResult, run_checks
 from memory.models import SleepRun
 
 STEP = "integrity"

@@ -1,10 +1,10 @@
 """Recall: find what the graph holds about a query, and hand back previews, never bodies.
 
-Candidates come from the word index (memory.lexical) and from cosine similarity over the vector
-index (memory.vector_search) and an exact scan of the vectors written since its build
-(memory.vector_matrix), each computed only over what the caller may see (domains, scope,
+Candidates come from the word index (memory.recall.lexical) and from cosine similarity over the
+vector index (memory.vectors.search) and an exact scan of the vectors written since its build
+(memory.vectors.matrix), each computed only over what the caller may see (domains, scope,
 created by as_of); the vector list runs beside the word lists on a worker thread (here).
-memory.rank fuses, expands and orders them.
+memory.recall.rank fuses, expands and orders them.
 Decay, trust (sealed, rejected, superseded) and as-of liveness are checked for candidates only.
 """
 
@@ -25,15 +25,15 @@ from django.db import connection
 from django.db.models import Field
 from django.utils import timezone
 
-from memory import rank
-from memory import why as why_line
-from memory.embed import get_embedder
 from memory.errors import Invalid
-from memory.lexical import match_expression, query_terms
 from memory.models import RecallLog
 from memory.packets import packet
-from memory.vector_index import current as current_index
-from memory.vector_matrix import Matrix, exact_candidates, vector_matrix
+from memory.recall import rank
+from memory.recall import why as why_line
+from memory.recall.lexical import match_expression, query_terms
+from memory.vectors.embed import get_embedder
+from memory.vectors.index import current as current_index
+from memory.vectors.matrix import Matrix, exact_candidates, vector_matrix
 from memory.visibility import Visibility, live_at
 
 # Re-exported: other modules read these names from recall.
@@ -44,7 +44,7 @@ logger = logging.getLogger("grove.recall")
 MAX_LIMIT = 100
 VECTOR_CANDIDATES = 100
 # Below this cosine, similarity is projection noise (random 256-d projections of unrelated
-# texts scatter around 0 with a spread of about 1/sqrt(256) = 0.06), not meaning.
+# texts scatter about zero with a spread of about 1/sqrt(256) = 0.06), not meaning.
 VECTOR_MIN_SIMILARITY = 0.15
 
 # The vector list is searched on a worker thread while the caller's thread reads the word lists:
@@ -90,7 +90,7 @@ def _pool() -> ThreadPoolExecutor:
 
 def _vector_candidates(query: str, vis: Visibility, k: int) -> list[tuple[int, float]]:
     """The k nearest vectors the caller may see, best first, at or above VECTOR_MIN_SIMILARITY:
-    from the vector index when sleep has built one (memory.vector_index), plus an exact scan of
+    from the vector index when sleep has built one (memory.vectors.index), plus an exact scan of
     the vectors written since; without an index, an exact scan of them all."""
     return vector_search(query, vis, k)()
 

@@ -9,7 +9,7 @@ A deterministic extractor (no download, no model; the same text always gives the
 - quantities: a number with a unit ("4 years", "$300", "10 km", "3 kids").
 Each becomes a Mention row (node, entity key, kind): sleep's `entities` step writes them for
 new nodes (memory/sleep/run.py), the node page lists them, and recall expands from its best
-hits through the entities they share with other nodes (memory.rank._entity_expand).
+hits through the entities they share with other nodes (memory.recall.rank._entity_expand).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from django.db import connection, transaction
 
-from memory.lexical import STOPWORDS
 from memory.models import Mention, MentionKind, Node
+from memory.recall.lexical import STOPWORDS
 from memory.visibility import Visibility
 
 MAX_KEY = 100  # the column's length; a longer run is not a name
@@ -266,8 +266,8 @@ def mentions_of(node_ids: Sequence[int]) -> dict[int, list[str]]:
 def shared(seeds: Sequence[int], vis: Visibility, *, cap: int) -> dict[int, list[tuple[int, str]]]:
     """Seed -> the other nodes (and the entity) that name an entity the seed names, among the
     nodes the caller may see (vis.sql: domains, scope, created by as_of, not decayed now);
-    liveness as of T and trust are the caller's to judge (memory.rank). An entity named by more
-    than `cap` visible nodes is a hub (a speaker's name, a year), not evidence: skipped, and
+    liveness as of T and trust are the caller's to judge (memory.recall.rank). An entity named by
+    more than `cap` visible nodes is a hub (a speaker's name, a year), not evidence: skipped, and
     its rows stop being read at cap + 1."""
     if not seeds:
         return {}

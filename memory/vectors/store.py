@@ -1,6 +1,6 @@
 """The vector index's files: building, checking and keeping up (sleep's cross-link step).
 
-What is kept, and why, is memory.vector_index's docstring. open_index loads the files and checks
+What is kept, and why, is memory.vectors.index's docstring. open_index loads the files and checks
 them against the database; sync_index appends new vectors or rebuilds (a log line, never a
 crash). Log lines go to grove.vector_index, the logger the index has always used.
 """
@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import connection
 
 from memory.chunks import chunks
-from memory.vector_search import CHUNK, VectorIndex
+from memory.vectors.search import CHUNK, VectorIndex
 
 logger = logging.getLogger("grove.vector_index")
 

@@ -2,7 +2,7 @@
 
 No download and no torch: scikit-learn fits it on the live nodes' bodies (a sample of at most
 FIT_SAMPLE of them), and it is kept in the data dir as one .npz of plain arrays (vocabulary,
-idf, components; never a pickle). Behind the Embedder interface (memory.embed): once a valid
+idf, components; never a pickle). Behind the Embedder interface (memory.vectors.embed): once a valid
 model exists, it is the embedder recall reads; until then, or when the file is missing, corrupt
 or does not fit the vectors stored under its name, recall falls back to the hashing embedder
 and the next sleep rebuilds the model (a warning says why, never a crash).

@@ -1,8 +1,8 @@
 """The vector index in a process: its rows, and the approximate search recall runs over them.
 
-A VectorIndex is what memory.vector_store loads from (and writes to) the data dir; search builds
+A VectorIndex is what memory.vectors.store loads from (and writes to) the data dir; search builds
 faiss's int8 IVF lists from it once per process, filters them by the caller's visibility
-bitmap, and rescores the candidates with the memory-mapped float16 vectors. memory.vector_index
+bitmap, and rescores the candidates with the memory-mapped float16 vectors. memory.vectors.index
 (the public names) says which index a process uses.
 """
 

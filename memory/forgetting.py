@@ -1,0 +1,333 @@
+"""Forgetting as the owner sees it and acts on it by day: what the next sweeps will collect (the
+pending list, derived on each call, never stored), why nothing holds a node that will decay and
+what holds a live one, and the owner's keep, let go and restore. The rules themselves (roots,
+holding edges, the mark) live in memory/reach.py; the night's sweep in memory/sleep/decay.py.
+Ages are by the store clock (created_at).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory import audit, reach
+from memory.chunks import chunks
+from memory.errors import Conflict, NotFound
+from memory.models import DecayReason, Event, EventKind, Kind, Node
+from memory.read import access_fields
+from memory.trust import trust_map
+
+SHOWN = 3  # neighbours named per row; the rest are counted
+
+
+def _edges(ids: list[int]) -> list[tuple[int, int, str]]:
+    """Edges touching `ids` whose both ends are live."""
+    found: list[tuple[int, int, str]] = []
+    for start in range(0, len(ids), 400):
+        chunk = ids[start : start + 400]
+        marks = ",".join(["%s"] * len(chunk))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT e.from_node_id, e.to_node_id, e.kind FROM memory_edge e
+                    JOIN memory_node a ON a.id = e.from_node_id
+                    JOIN memory_node b ON b.id = e.to_node_id
+                    WHERE (e.from_node_id IN ({marks}) OR e.to_node_id IN ({marks}))
+                    AND a.decayed_at IS NULL AND b.decayed_at IS NULL ORDER BY e.id""",
+                [*chunk, *chunk],
+            )
+            found += cursor.fetchall()
+    return found
+
+
+def _phrase(node_id: int, edge: tuple[int, int, str], now_garbage: set[int], only: bool) -> str:
+    src, dst, kind = edge
+    other = dst if src == node_id else src
+    if kind not in reach.HOLDING:
+        lead = "its only live neighbour" if only else "live neighbour"
+        return f"{lead} #{other} is linked by {kind}, which does not hold"
+    if src == node_id:
+        return f"it holds #{other} ({kind}); that does not hold it back"
+    if other in now_garbage:
+        return f"#{other} holds it ({kind}), but nothing holds #{other}"
+    return f"#{other} holds it ({kind}) only while #{other} is young or held by young nodes"
+
+
+def why_rows(ids: list[int], *, now_garbage: Iterable[int]) -> dict[int, list[str]]:
+    """For each node in `ids`, phrases naming its live neighbours and why none of them holds it
+    (at most SHOWN named, the rest counted), or "no live neighbour". A holder in `now_garbage`
+    is itself unheld; any other holder holds only while it is young or held by young nodes."""
+    wanted = set(ids)
+    gone = {int(i) for i in now_garbage}
+    by_node: dict[int, list[tuple[int, int, str]]] = {i: [] for i in ids}
+    for edge in _edges(ids):
+        for end in {edge[0], edge[1]} & wanted:
+            by_node[end].append(edge)
+    out: dict[int, list[str]] = {}
+    for node_id, edges in by_node.items():
+        if not edges:
+            out[node_id] = ["no live neighbour"]
+            continue
+        phrases = [_phrase(node_id, e, gone, len(edges) == 1) for e in edges[:SHOWN]]
+        if len(edges) > SHOWN:
+            phrases.append(f"and {len(edges) - SHOWN} more live neighbours, none holding it")
+        out[node_id] = phrases
+    return out
+
+
+def root_reasons(ids: Iterable[int]) -> dict[int, list[str]]:
+    """Why each live node in `ids` holds itself (an empty list: it is not a root). Store clock."""
+    age = settings.GROVE_DECAY_MIN_AGE_DAYS
+    now = timezone.now()
+    nodes = Node.objects.filter(pk__in=list(ids), decayed_at__isnull=True).in_bulk()
+    trusts = trust_map(list(nodes))
+    owned: dict[int, str] = {}
+    events = Event.objects.filter(node_id__in=list(nodes)).filter(
+        Q(kind=EventKind.KEPT) | Q(kind=EventKind.RESTORED, reason=reach.OWNER_RESTORE)
+    )
+    for node_id, kind in events.values_list("node_id", "kind"):
+        owned[node_id] = "kept by the owner" if kind == EventKind.KEPT else "restored by the owner"
+    questions = {i for i, n in nodes.items() if n.kind == Kind.QUESTION}
+    open_q = set(reach.open_question_ids().tolist()) if questions else set()
+    out: dict[int, list[str]] = {}
+    for node_id, node in nodes.items():
+        why = []
+        if node.permanent:
+            why.append("permanent")
+        if trusts.get(node_id) in reach.PROTECTED_TRUST:
+            why.append(str(trusts[node_id]))
+        if node.access_count:
+            reads, days = node.access_count, node.read_days
+            by = f", last by {node.last_read_by}" if node.last_read_by else ""
+            why.append(
+                f"read {reads} time{'s' * (reads != 1)} on {days} day{'s' * (days != 1)}{by}"
+            )
+        if node_id in owned:
+            why.append(owned[node_id])
+        if node.created_at > now - timedelta(days=age):
+            why.append(f"young ({(now - node.created_at).days} of {age} days)")
+        if node_id in open_q:
+            why.append("an open question")
+        out[node_id] = why
+    return out
+
+
+def held_by(node_id: int, *, cap: int = 2000) -> dict:
+    """What holds a live node: {"roots": why it holds itself} when it is a root, else the
+    shortest chain of holders up to a root, {"chain": [(holder id, edge kind), ...], "roots":
+    the last holder's reasons}; {"chain": [], "roots": []} when nothing does (it will decay).
+    Walks holding edges backwards, one query per level, at most `cap` nodes."""
+    own = root_reasons([node_id]).get(node_id, [])
+    if own:
+        return {"chain": [], "roots": own}
+    came: dict[int, tuple[int, str]] = {}
+    frontier, seen = [node_id], {node_id}
+    while frontier and len(seen) < cap:
+        marks = ",".join(["%s"] * len(frontier))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT e.from_node_id, e.to_node_id, e.kind FROM memory_edge e
+                    JOIN memory_node n ON n.id = e.from_node_id
+                    WHERE e.to_node_id IN ({marks}) AND e.kind IN ({reach.HOLDING_SQL})
+                    AND n.decayed_at IS NULL ORDER BY e.id""",
+                frontier,
+            )
+            level = []
+            for src, dst, kind in cursor.fetchall():
+                if src not in seen:
+                    seen.add(src)
+                    came[src] = (dst, kind)
+                    level.append(src)
+        reasons = root_reasons(level)
+        for holder in level:
+            if reasons.get(holder):
+                chain, at = [], holder
+                while at != node_id:
+                    chain.append((at, came[at][1]))
+                    at = came[at][0]
+                return {"chain": chain[::-1], "roots": reasons[holder]}
+        frontier = level
+    return {"chain": [], "roots": []}
+
+
+def _release_days(later: reach.Mark, created: dict[int, datetime], now: datetime, age: float):
+    """Days until each node of `later.garbage` is unheld: its own age reaching `age`, and every
+    holder released first (a node lives while any holder does). Holders-first order makes one
+    pass enough; a holding cycle is approximated by its members' own ages."""
+    src, dst = later.edges
+    inside = np.isin(src, later.garbage)
+    holders: dict[int, list[int]] = {}
+    for s, d in zip(src[inside].tolist(), dst[inside].tolist(), strict=True):
+        holders.setdefault(d, []).append(s)
+    until: dict[int, float] = {}
+    for node_id in reach.holders_first(later.garbage, later.edges):
+        own = max(0.0, age - (now - created[node_id]).total_seconds() / 86400)
+        until[node_id] = max([own, *(until.get(h, 0.0) for h in holders.get(node_id, ()))])
+    return until
+
+
+def _created_at(ids: list[int]) -> dict[int, datetime]:
+    created: dict[int, datetime] = {}
+    for chunk in chunks(ids):
+        created.update(Node.objects.filter(pk__in=chunk).values_list("id", "created_at"))
+    return created
+
+
+def _in_domains(ids: list[int], domains: list[str] | None, limit: int | None) -> list[int]:
+    """`ids` (in their order) whose node is in `domains`, the first `limit` of them: read a
+    chunk at a time, so a page asking for 50 reads about 50, not every pending node."""
+    if domains is None:
+        return ids[:limit]
+    found: list[int] = []
+    for chunk in chunks(ids):
+        inside = set(
+            Node.objects.filter(pk__in=chunk, domain__in=domains).values_list("id", flat=True)
+        )
+        found += [i for i in chunk if i in inside]
+        if limit is not None and len(found) >= limit:
+            return found[:limit]
+    return found
+
+
+def _ranked(
+    at_now: reach.Mark,
+    later: reach.Mark,
+    *,
+    now: datetime,
+    age: float,
+    domains: list[str] | None,
+    limit: int | None,
+) -> tuple[list[int], list[int], dict[int, float]]:
+    """Eligible now (oldest id first) and the rest of `later` by days until eligible, at most
+    `limit` in all, with the days of each. The days need every later node's creation time, so
+    they are computed only when the eligible-now nodes leave room under `limit`."""
+    eligible = _in_domains(at_now.garbage.tolist(), domains, limit)
+    if later is at_now or (limit is not None and len(eligible) >= limit):
+        return eligible, [], {}
+    until = _release_days(later, _created_at(later.garbage.tolist()), now, age)
+    soon = later.garbage[~np.isin(later.garbage, at_now.garbage)].tolist()
+    soon.sort(key=lambda i: (until[i], i))
+    room = None if limit is None else limit - len(eligible)
+    return eligible, _in_domains(soon, domains, room), until
+
+
+def pending_decays(
+    *,
+    within_days: float = 0,
+    domains: Iterable[str] | None = None,
+    limit: int | None = None,
+    now: datetime | None = None,
+) -> list[dict]:
+    """What a sweep would collect now, and what it will collect within `within_days` if nobody
+    reads, keeps or links anything: derived on each call (two marks from one read of the graph,
+    reach.marks), never stored. Store clock.
+
+    Each item: id, kind, domain, excerpt, created_at, age_days, eligible_now,
+    days_until_eligible, and why (phrases saying why nothing holds it). Eligible now first
+    (oldest id first), then by days until eligible; with `limit`, the `limit` first.
+    """
+    now = now or timezone.now()
+    age = settings.GROVE_DECAY_MIN_AGE_DAYS
+    cutoffs = [now - timedelta(days=age)]
+    if within_days > 0:
+        cutoffs.append(now - timedelta(days=age - within_days))
+    found = reach.marks(cutoffs)
+    at_now, later = found[0], found[-1]
+    chosen = None if domains is None else list(domains)
+    eligible, soon, until = _ranked(at_now, later, now=now, age=age, domains=chosen, limit=limit)
+    # Live only: a node the sweep or the owner decayed since the mark is no longer pending.
+    nodes = Node.objects.filter(decayed_at__isnull=True).in_bulk([*eligible, *soon])
+    rows: list[dict[str, Any]] = []
+    now_ids = set(eligible)
+    for node_id in [i for i in [*eligible, *soon] if i in nodes]:
+        node, eligible_now = nodes[node_id], node_id in now_ids
+        rows.append(
+            {
+                "id": node_id,
+                "kind": node.kind,
+                "domain": node.domain,
+                "excerpt": node.body[:160],
+                "created_at": node.created_at.isoformat(),
+                "age_days": round((now - node.created_at).total_seconds() / 86400, 1),
+                "eligible_now": eligible_now,
+                "days_until_eligible": round(0.0 if eligible_now else until[node_id], 1),
+            }
+        )
+    why = why_rows([int(r["id"]) for r in rows], now_garbage=at_now.garbage)
+    for row in rows:
+        age_days = float(row["age_days"])
+        young = [f"young: {age_days} of {age} days"] if age_days < age else []
+        row["why"] = ["not read", f"{age_days:.0f} days old", *young, *why[int(row["id"])]]
+    return rows
+
+
+def pending_count(*, now: datetime | None = None) -> int:
+    """How many nodes a sweep would collect now (one mark; nothing else read). Store clock."""
+    now = now or timezone.now()
+    return len(reach.mark(now - timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)).garbage)
+
+
+def _node(node_id: int) -> Node:
+    node = Node.objects.filter(pk=node_id).first()
+    if node is None:
+        raise NotFound(f"node {node_id} does not exist")
+    return node
+
+
+def keep(node_id: int, *, actor: str) -> Node:
+    """The owner keeps a node: an explicit act with its kept event, which makes the node a root;
+    it also counts as a read (access_count +1, read_days on a new day, last_accessed_at = now,
+    store clock). Refuses (Conflict) a decayed node: restore it first."""
+    with transaction.atomic():
+        node = _node(node_id)
+        if node.decayed_at is not None:
+            raise Conflict(f"node {node_id} has decayed; restore it to keep it", code="decayed")
+        Node.objects.filter(pk=node_id).update(**access_fields(timezone.now(), actor))
+        audit.record(EventKind.KEPT, node=node_id, actor=actor, reason="owner_keep")
+    node.refresh_from_db()
+    return node
+
+
+def let_go(node_id: int, *, actor: str) -> Node:
+    """The owner lets a node go now, held or not: decayed, reason owner_let_go. Refuses
+    (Conflict) a node that is already decayed, permanent, or ground, proposed or sealed."""
+    with transaction.atomic():
+        node = _node(node_id)
+        if node.decayed_at is not None:
+            raise Conflict(f"node {node_id} has already decayed", code="already_decayed")
+        if node.permanent:
+            raise Conflict(
+                f"node {node_id} is permanent: reads made it so, and that never reverts",
+                code="permanent",
+            )
+        trust = trust_map([node_id])[node_id]
+        if trust in reach.PROTECTED_TRUST:
+            raise Conflict(
+                f"node {node_id} is {trust}; a {trust} node is never let go", code=f"is_{trust}"
+            )
+        Node.objects.filter(pk=node_id).update(decayed_at=timezone.now())
+        audit.record(EventKind.DECAYED, node=node_id, actor=actor, reason=DecayReason.OWNER_LET_GO)
+    node.refresh_from_db()
+    return node
+
+
+def restore(node_id: int, *, actor: str) -> Node:
+    """Bring a decayed node back to live (restored, reason owner_restore: the owner's keep, so it
+    is a root from now on), and with it every decayed node it holds (restored, reason
+    held_by_restore, related to it), in one transaction. Refuses (Conflict) a live node. Access
+    counts are untouched: restoring is not reading."""
+    with transaction.atomic():
+        node = _node(node_id)
+        if node.decayed_at is None:
+            raise Conflict(f"node {node_id} is live; there is nothing to restore", code="live")
+        Node.objects.filter(pk=node_id).update(decayed_at=None)
+        audit.record(EventKind.RESTORED, node=node_id, actor=actor, reason=reach.OWNER_RESTORE)
+        reach.restore_held(node_id, actor=actor, reason=reach.HELD_BY_RESTORE)
+    node.refresh_from_db()
+    return node
