@@ -75,3 +75,144 @@ def test_nothing_but_the_acts_writes_a_ceremony_event(db):
         audit.record(EventKind.ROOTED, node=None, actor="someone")
     with pytest.raises(ValueError), transaction.atomic():
         audit.record_act(EventKind.DECAYED, node=1, actor="someone")
+
+
+# --- inside the engine ---------------------------------------------------------------------------
+
+PROJECT = ("grove", *APPS, "bench")
+DAYTIME_FOLDERS = ("recall", "vectors", "custody")
+TOP_LEVEL_MODULES = 25
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Every module of the project (migrations aside) and the project modules it imports,
+    function-level imports included: `from a import b` names a.b when that is a module."""
+    files = {
+        _module_name(path, root): path
+        for top in PROJECT
+        if (root / top).is_dir()
+        for path in (root / top).rglob("*.py")
+        if "migrations" not in path.parts
+    }
+
+    def known(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets = set()
+        for module, names in _imports(path.read_text()):
+            for target in [f"{module}.{n}" for n in names] or [module]:
+                found = known(target)
+                if found and found != name:
+                    targets.add(found)
+        graph[name] = targets
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: strongly connected groups of two or more modules (Tarjan's)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while (top := stack.pop()) != node:
+                group.append(top)
+            group.append(node)
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_an_import_circle_is_caught(tmp_path):
+    (tmp_path / "memory" / "sub").mkdir(parents=True)
+    (tmp_path / "memory" / "a.py").write_text("def f():\n    from memory.sub import b\n")
+    (tmp_path / "memory" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "memory" / "sub" / "b.py").write_text("import memory.a\n")
+    (tmp_path / "memory" / "c.py").write_text("from memory import a\n")
+    assert circles(import_graph(tmp_path)) == [["memory.a", "memory.sub.b"]]
+
+
+def sleep_arrows_from_daytime_folders(root: Path = ROOT) -> list[str]:
+    """The recall, vectors and custody folders serve the day: none imports a sleep step."""
+    wrong = []
+    for folder in DAYTIME_FOLDERS:
+        for path in sorted((root / "memory" / folder).rglob("*.py")):
+            for module, _ in _imports(path.read_text()):
+                if module == "memory.sleep" or module.startswith("memory.sleep."):
+                    wrong.append(f"{path.relative_to(root).as_posix()} imports {module}")
+    return wrong
+
+
+def test_daytime_folders_import_no_sleep_step():
+    assert sleep_arrows_from_daytime_folders() == []
+
+
+def test_a_sleep_import_from_a_daytime_folder_is_caught(tmp_path):
+    for folder in DAYTIME_FOLDERS:
+        (tmp_path / "memory" / folder).mkdir(parents=True)
+    (tmp_path / "memory" / "custody" / "x.py").write_text("def f():\n    import memory.sleep.run\n")
+    (tmp_path / "memory" / "recall" / "y.py").write_text("from memory.reach import mark\n")
+    assert sleep_arrows_from_daytime_folders(tmp_path) == [
+        "memory/custody/x.py imports memory.sleep.run"
+    ]
+
+
+def _loaded_by(module: str) -> list[str]:
+    """The memory modules a fresh interpreter holds after Django's setup and `import module`."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import django, json, sys; django.setup(); "
+        f"import {module}; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('memory'))))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "grove.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_write_path_loads_no_sleep_step_and_no_integrity_check():
+    loaded = _loaded_by("memory.write")
+    assert "memory.write" in loaded and "memory.reach" in loaded  # the probe sees what it loads
+    night = [m for m in loaded if m.startswith(("memory.sleep", "memory.custody"))]
+    assert night == []
+
+
+def test_the_probe_sees_a_sleep_step_when_one_is_loaded():
+    assert "memory.sleep.decay" in _loaded_by("memory.sleep.run")
+
+
+def test_the_engine_has_few_top_level_modules():
+    """Folders stand where name prefixes did (recall/, vectors/, custody/, sleep/ ...)."""
+    top = sorted(p.stem for p in (ROOT / "memory").glob("*.py") if p.stem != "__init__")
+    assert len(top) <= TOP_LEVEL_MODULES, top
