@@ -15,14 +15,14 @@ from dashboard.auditlog import (
     json_chunks,
     sealed_ids,
 )
-from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
+from dashboard.view_helpers import OWNER_ACTOR
 from memory.chain_verify import last_checkpoint
-from memory.errors import Invalid
+from memory.errors import GroveError, Invalid
 from memory.models import DecayReason, Event, EventKind, Node
 from memory.reasons import REASON_WORDS
 from memory.sleep.decay import restore
 from memory.visibility import MAX_ID
-from review.view_helpers import act_response
+from web.htmx import HtmxHttpRequest, act_response
 
 PER_PAGE = 50
 
@@ -121,6 +121,7 @@ def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     return act_response(
         request,
         lambda: restore(node_id, actor=OWNER_ACTOR),
+        refusal=GroveError,
         done=lambda _: f"Node #{node_id} restored.",
         fallback=reverse("audit_log"),
         row=row,

@@ -32,13 +32,8 @@ from review.queue import (
     waiting,
     with_bodies,
 )
-from review.view_helpers import (
-    HtmxHttpRequest,
-    act_response,
-    back,
-    get_node_or_404,
-    owner_name,
-)
+from review.view_helpers import get_node_or_404, owner_name
+from web.htmx import HtmxHttpRequest, act_response, back
 
 QUEUE_PAGE = 50  # rows per page, oldest first
 
@@ -148,6 +143,7 @@ def review_decline(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         lambda: ceremony.decline(
             node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
         ),
+        refusal=GroveError,
         done=lambda _: f"Declined #{node.pk}: it stays in memory, unreviewed.",
         fallback=reverse("review_queue"),
         row=_row(request, node.pk),
@@ -162,6 +158,7 @@ def review_seal(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         lambda: ceremony.seal(
             node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
         ),
+        refusal=GroveError,
         done=lambda _: f"Sealed #{node.pk}.",
         fallback=reverse("review_queue"),
         row=_row(request, node.pk),
@@ -176,6 +173,7 @@ def review_unseal(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         lambda: ceremony.unseal(
             node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
         ),
+        refusal=GroveError,
         done=lambda _: f"Unsealed #{node.pk}.",
         fallback=reverse("review_queue"),
         row=_row(request, node.pk),
