@@ -7,6 +7,7 @@ Ceremony events are written only by the acts."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,6 +84,29 @@ def test_web_imports_nothing_of_the_apps(tmp_path):
         "web/leaky.py imports memory.errors",
         "web/wired.py imports grove",
     ]
+
+
+def test_every_url_name_follows_one_style():
+    """Plain snake_case names, no namespace, each once (the admin's namespace is Django's own):
+    templates and views reverse them by name alone."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    names: list[str] = []
+    namespaces: list[str] = []
+
+    def walk(patterns: list) -> None:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver) and pattern.namespace != "admin":
+                if pattern.namespace:
+                    namespaces.append(pattern.namespace)
+                walk(pattern.url_patterns)
+            elif isinstance(pattern, URLPattern) and pattern.name:
+                names.append(pattern.name)
+
+    walk(get_resolver().url_patterns)
+    assert namespaces == []
+    assert [name for name in names if not re.fullmatch(r"[a-z]+(_[a-z]+)*", name)] == []
+    assert sorted({name for name in names if names.count(name) > 1}) == []
 
 
 def test_nothing_but_the_acts_writes_a_ceremony_event(db):
