@@ -60,7 +60,7 @@ bench: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy memory/ review/ agents/ dashboard/
+	$(VENV)/bin/mypy memory/ review/ agents/ dashboard/ web/
 
 format: setup
 	$(VENV)/bin/ruff format .

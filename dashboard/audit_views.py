@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -15,14 +18,14 @@ from dashboard.auditlog import (
     json_chunks,
     sealed_ids,
 )
-from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
+from dashboard.view_helpers import OWNER_ACTOR
 from memory.custody.chain_verify import last_checkpoint
-from memory.errors import Invalid
+from memory.errors import GroveError, Invalid
 from memory.forgetting import restore
 from memory.models import DecayReason, Event, EventKind, Node
 from memory.reasons import REASON_WORDS
 from memory.visibility import MAX_ID
-from review.view_helpers import act_response
+from web.htmx import HtmxHttpRequest, act_response
 
 PER_PAGE = 50
 
@@ -71,30 +74,24 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "dashboard/audit.html", context, status=400 if error else 200)
 
 
-def _filtered(request: HtmxHttpRequest):
+# The exports: the same filtered events, streamed (a long log is never held in memory whole).
+EXPORTS: dict[str, tuple[Callable[[QuerySet[Event]], Iterator[str]], str]] = {
+    "csv": (csv_lines, "text/csv; charset=utf-8"),
+    "json": (json_chunks, "application/json"),
+}
+
+
+@require_GET
+def audit_export(request: HtmxHttpRequest, fmt: str) -> HttpResponse | StreamingHttpResponse:
+    """The events the log's filters select, as one of EXPORTS (the URL names it); a refused
+    filter is a plain-text 400 that names the problem."""
     try:
-        return filter_events(request.GET), ""
+        events = filter_events(request.GET)
     except Invalid as refused:
-        return None, refused.message
-
-
-@require_GET
-def audit_export_csv(request: HtmxHttpRequest) -> HttpResponse | StreamingHttpResponse:
-    events, error = _filtered(request)
-    if events is None:
-        return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
-    response = StreamingHttpResponse(csv_lines(events), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="grove-audit.csv"'
-    return response
-
-
-@require_GET
-def audit_export_json(request: HtmxHttpRequest) -> HttpResponse | StreamingHttpResponse:
-    events, error = _filtered(request)
-    if events is None:
-        return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
-    response = StreamingHttpResponse(json_chunks(events), content_type="application/json")
-    response["Content-Disposition"] = 'attachment; filename="grove-audit.json"'
+        return HttpResponse(refused.message, status=400, content_type="text/plain; charset=utf-8")
+    chunks, content_type = EXPORTS[fmt]
+    response = StreamingHttpResponse(chunks(events), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="grove-audit.{fmt}"'
     return response
 
 
@@ -121,6 +118,7 @@ def restore_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     return act_response(
         request,
         lambda: restore(node_id, actor=OWNER_ACTOR),
+        refusal=GroveError,
         done=lambda _: f"Node #{node_id} restored.",
         fallback=reverse("audit_log"),
         row=row,

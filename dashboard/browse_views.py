@@ -8,9 +8,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from dashboard.browse import FACETS, LIFECYCLES, SORT_LABELS, Page, browse, forgotten
-from dashboard.view_helpers import HtmxHttpRequest
 from memory.errors import Invalid
 from memory.models import Jurisdiction, Kind, Node, Trust
+from web.htmx import HtmxHttpRequest
 
 
 def _domains() -> list[str]:

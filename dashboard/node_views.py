@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from dashboard.asof import widget_value
 from dashboard.graph import Neighbourhood, backlinks, neighbourhood
 from dashboard.graph_layout import render_svg
-from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
+from dashboard.view_helpers import OWNER_ACTOR, as_of_param
 from memory.authority import authority_report
 from memory.errors import GroveError
 from memory.extract import extract
@@ -30,6 +30,7 @@ from memory.trust import trust_map
 from memory.visibility import live_at
 from review.ceremony import can_root, can_supersede
 from review.queue import replacement
+from web.htmx import HtmxHttpRequest
 
 
 def _get_node_or_404(node_id: int) -> Node:

@@ -16,11 +16,12 @@ from django.views.decorators.http import require_GET
 from dashboard.asof import widget_value
 from dashboard.browse import page_number, row_values, rows_of
 from dashboard.highlight import highlight
-from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest, as_of_param
+from dashboard.view_helpers import OWNER_ACTOR, as_of_param
 from memory.errors import Invalid
 from memory.models import Node
 from memory.recall import MAX_LIMIT, query_terms, recall
 from memory.visibility import SCOPES, Visibility
+from web.htmx import HtmxHttpRequest
 
 RESULTS = 20
 

@@ -8,12 +8,13 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.view_helpers import OWNER_ACTOR, HtmxHttpRequest
+from dashboard.view_helpers import OWNER_ACTOR
+from memory.errors import GroveError
 from memory.models import SleepRun, SleepStatus
 from memory.scroll import scroll_dir, verify_scroll_file
 from memory.sleep.promote import promotion_threshold
 from memory.sleep.run import STEPS, request_sleep
-from review.view_helpers import act_response
+from web.htmx import HtmxHttpRequest, act_response
 
 RUNS_SHOWN = 25
 ACTIVE = (SleepStatus.QUEUED, SleepStatus.RUNNING)
@@ -74,6 +75,7 @@ def run_sleep_now(request: HtmxHttpRequest) -> HttpResponse:
     return act_response(
         request,
         lambda: request_sleep(requested_by=OWNER_ACTOR),
+        refusal=GroveError,
         done=lambda run: f"Sleep run #{run.pk} queued for the worker.",
         fallback=reverse("sleep_runs"),
         row=lambda error: render(

@@ -30,8 +30,15 @@ urlpatterns = [
     path("node/<int:node_id>/restore/", audit_views.restore_node, name="restore_node"),
     path("node/<int:node_id>/extract/", node_views.extract_view, name="node_extract"),
     path("audit/", audit_views.audit_log, name="audit_log"),
-    path("audit/export.csv", audit_views.audit_export_csv, name="audit_export_csv"),
-    path("audit/export.json", audit_views.audit_export_json, name="audit_export_json"),
+    *(
+        path(
+            f"audit/export.{fmt}",
+            audit_views.audit_export,
+            {"fmt": fmt},
+            name=f"audit_export_{fmt}",
+        )
+        for fmt in audit_views.EXPORTS
+    ),
     path("sleep/", sleep_views.sleep_runs, name="sleep_runs"),
     path("sleep/status/", sleep_views.sleep_status, name="sleep_status"),
     path("sleep/run/", sleep_views.run_sleep_now, name="run_sleep_now"),

@@ -8,9 +8,6 @@ from django.http import HttpRequest
 
 from dashboard.asof import parse_as_of
 from memory.errors import Invalid
-from review.view_helpers import HtmxHttpRequest
-
-__all__ = ["OWNER_ACTOR", "HtmxHttpRequest", "as_of_param"]
 
 OWNER_ACTOR = "owner"
 

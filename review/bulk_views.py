@@ -20,8 +20,9 @@ from memory.errors import GroveError
 from memory.models import Node
 from review import ceremony
 from review.queue import QueueFilters, decision_item, waiting
-from review.view_helpers import HtmxHttpRequest, owner_name
+from review.view_helpers import owner_name
 from review.views import queue_url
+from web.htmx import HtmxHttpRequest
 
 MAX_BULK = 1000  # one POST never acts on more than this many nodes
 ACTIONS = {"decline": "Declined", "reject": "Rejected as false"}

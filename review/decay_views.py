@@ -11,9 +11,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import forgetting
+from memory.errors import GroveError
 from memory.models import Node
 from review.queue import decided_row, decision_item, pending_decay_rows
-from review.view_helpers import HtmxHttpRequest, act_response, get_node_or_404, owner_name
+from review.view_helpers import get_node_or_404, owner_name
+from web.htmx import HtmxHttpRequest, act_response
 
 DEFAULT_WITHIN_DAYS = 7
 MAX_WITHIN_DAYS = 365
@@ -83,6 +85,7 @@ def keep(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     return act_response(
         request,
         lambda: forgetting.keep(node.pk, actor=owner_name(request)),
+        refusal=GroveError,
         done=lambda _: f"#{node.pk} kept.",
         fallback=reverse("pending_decays"),
         row=row,
@@ -99,6 +102,7 @@ def let_go(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         return act_response(
             request,
             lambda: forgetting.let_go(node.pk, actor=owner_name(request)),
+            refusal=GroveError,
             done=lambda _: "",  # the page it lands on says so, beside its Undo
             fallback=undo_here,
         )
@@ -113,6 +117,7 @@ def undo_let_go(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     return act_response(
         request,
         lambda: forgetting.restore(node.pk, actor=owner_name(request)),
+        refusal=GroveError,
         done=lambda _: f"#{node.pk} restored: it is live again.",
         fallback=reverse("pending_decays"),
     )

@@ -21,7 +21,8 @@ from memory.models import Edge, EdgeKind, Jurisdiction, Kind, Node
 from memory.trust import trust_map, with_trust
 from memory.visibility import HIDDEN_TRUST
 from memory.write import write_node
-from review.view_helpers import HtmxHttpRequest, act_response, owner_name
+from review.view_helpers import owner_name
+from web.htmx import HtmxHttpRequest, act_response
 
 LISTED = 100
 MAX_QUESTIONS = 5000  # questions considered for the list (newest LISTED shown)
@@ -143,6 +144,7 @@ def _link(request: HtmxHttpRequest, question_id: int, act: str) -> HttpResponse:
     return act_response(
         request,
         run,
+        refusal=GroveError,
         done=lambda edge: f"#{edge.from_node_id} {done} question #{question.pk}.",
         fallback=reverse("question", args=[question.pk]),
     )

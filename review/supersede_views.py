@@ -19,7 +19,8 @@ from memory.errors import GroveError
 from memory.models import EventKind
 from review import ceremony
 from review.queue import decision_item, hidden_marks
-from review.view_helpers import HtmxHttpRequest, get_node_or_404, owner_name
+from review.view_helpers import get_node_or_404, owner_name
+from web.htmx import HtmxHttpRequest
 
 _TOKENS = re.compile(r"\s+|[^\s]+")
 

@@ -27,10 +27,11 @@ urlpatterns = [
     path("decays/<int:node_id>/undo/", decay_views.undo_let_go, name="decay_undo"),
     path("<int:node_id>/", views.review_node, name="review_node"),
     path("<int:node_id>/root/", views.review_root, name="review_root"),
-    path("<int:node_id>/decline/", views.review_decline, name="review_decline"),
     path("<int:node_id>/reject/", views.review_reject, name="review_reject"),
-    path("<int:node_id>/seal/", views.review_seal, name="review_seal"),
-    path("<int:node_id>/unseal/", views.review_unseal, name="review_unseal"),
+    *(
+        path(f"<int:node_id>/{act}/", views.review_act, {"act": act}, name=f"review_{act}")
+        for act in views.ONE_CLICK_ACTS
+    ),
     path("<int:node_id>/why/", why_views.why_true, name="why_true"),
     path("<int:node_id>/supersede/", supersede_views.review_supersede, name="review_supersede"),
     path("<int:node_id>/superseded/", supersede_views.review_superseded, name="review_superseded"),

@@ -8,6 +8,8 @@ destructive one, always passes through a confirmation page that says what it doe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -32,13 +34,8 @@ from review.queue import (
     waiting,
     with_bodies,
 )
-from review.view_helpers import (
-    HtmxHttpRequest,
-    act_response,
-    back,
-    get_node_or_404,
-    owner_name,
-)
+from review.view_helpers import get_node_or_404, owner_name
+from web.htmx import HtmxHttpRequest, act_response, back
 
 QUEUE_PAGE = 50  # rows per page, oldest first
 
@@ -140,43 +137,37 @@ def _row(request: HtmxHttpRequest, node_id: int):
     return answer
 
 
-@require_POST
-def review_decline(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    node = get_node_or_404(node_id)
-    return act_response(
-        request,
-        lambda: ceremony.decline(
-            node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
-        ),
-        done=lambda _: f"Declined #{node.pk}: it stays in memory, unreviewed.",
-        fallback=reverse("review_queue"),
-        row=_row(request, node.pk),
-    )
+class NodeAct(Protocol):
+    def __call__(self, node_id: int, *, owner: str, reason: str = "") -> object: ...
+
+
+@dataclass(frozen=True)
+class OneClickAct:
+    ceremony: NodeAct
+    done: str  # the message after a plain POST; {pk} is the node's id
+
+
+# The acts a single POST does, from a queue row (swapped in place) or a node's panel. None has
+# a confirmation page: none destroys anything. Reject, which tombstones, has its own view.
+ONE_CLICK_ACTS = {
+    "decline": OneClickAct(ceremony.decline, "Declined #{pk}: it stays in memory, unreviewed."),
+    "seal": OneClickAct(ceremony.seal, "Sealed #{pk}."),
+    "unseal": OneClickAct(ceremony.unseal, "Unsealed #{pk}."),
+}
 
 
 @require_POST
-def review_seal(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
+def review_act(request: HtmxHttpRequest, node_id: int, act: str) -> HttpResponse:
+    """One of ONE_CLICK_ACTS (the URL names it) on a node, with the optional reason posted."""
     node = get_node_or_404(node_id)
+    chosen = ONE_CLICK_ACTS[act]
     return act_response(
         request,
-        lambda: ceremony.seal(
+        lambda: chosen.ceremony(
             node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
         ),
-        done=lambda _: f"Sealed #{node.pk}.",
-        fallback=reverse("review_queue"),
-        row=_row(request, node.pk),
-    )
-
-
-@require_POST
-def review_unseal(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    node = get_node_or_404(node_id)
-    return act_response(
-        request,
-        lambda: ceremony.unseal(
-            node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
-        ),
-        done=lambda _: f"Unsealed #{node.pk}.",
+        refusal=GroveError,
+        done=lambda _: chosen.done.format(pk=node.pk),
         fallback=reverse("review_queue"),
         row=_row(request, node.pk),
     )

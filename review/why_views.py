@@ -15,7 +15,8 @@ from django.views.decorators.http import require_GET
 from memory.authority import authority_report, walk_back
 from memory.errors import GroveError
 from review.queue import decision_item, replacement
-from review.view_helpers import HtmxHttpRequest, get_node_or_404
+from review.view_helpers import get_node_or_404
+from web.htmx import HtmxHttpRequest
 
 CHAIN_DEPTH = 4  # generations of origins shown
 CHAIN_NODES = 40  # at most this many origins in all, so a hub cannot flood the page
