@@ -27,7 +27,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 
 from agents import operations as api
-from agents.inputs import check_text
+from agents.params import check_text
 from memory.errors import GroveError
 from memory.models import ApiToken
 from memory.tokens import active_token

@@ -23,7 +23,6 @@ from typing import Any
 from django.db.models.functions import Length
 
 from agents import params
-from agents.inputs import check_text
 from memory import questions
 from memory import walk as walks
 from memory.authority import authority_report
@@ -145,7 +144,7 @@ def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, A
     unknown fields, unseen origins and everything the write path refuses (Invalid, Conflict for
     tombstoned content, TooLarge).
     """
-    check_text(data)
+    params.check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
     domain = _write_domain(token, data.get("domain"))
@@ -176,7 +175,7 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
     Reads the store clock. Refuses read-only tokens and foreign domains (Forbidden), missing or
     non-text fields and naive referent times (Invalid).
     """
-    check_text(data)
+    params.check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
     domain = _write_domain(token, data.get("domain"))
@@ -207,7 +206,7 @@ def recall_packets(
     """Previews (never bodies) for a query, in the token's domains. Logged by recall; does not
     count as reading. With `why`, each packet says briefly why it is there. Refuses (Invalid)
     an empty query, a bad scope, limit, as_of or why."""
-    check_text([q, scope, domain, limit, as_of, why])
+    params.check_text([q, scope, domain, limit, as_of, why])
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
     scope = params.scope(scope)
@@ -259,7 +258,7 @@ def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
 def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
     """Propose a node for rooting (the owner decides). Refuses read-only tokens (Forbidden) and
     nodes the token cannot see (NotFound); the ceremony refuses the rest."""
-    check_text(data)
+    params.check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=frozenset({"reason"}), required=())
     reason = data.get("reason") or ""
@@ -276,7 +275,7 @@ def extract_part(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> tupl
     """Make the verbatim span body[start:end] of a visible node a node of its own (memory/
     extract.py), signed by the agent unless it names a signature. Refuses read-only tokens
     (Forbidden), unseen nodes (NotFound), bad spans (Invalid) and rejected words (Conflict)."""
-    check_text(data)
+    params.check_text(data)
     _require_writable(token)
     params.check_fields(
         data, allowed=frozenset({"start", "end", "signature"}), required=("start", "end")
@@ -303,7 +302,7 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
 
     Tickets are held by the token's actor; the walk refuses forged, spent, expired or mismatched
     tickets and unseen nodes with its own errors."""
-    check_text(data)
+    params.check_text(data)
     holder = actor_of(token)
     if action == "open":
         params.check_fields(
@@ -354,7 +353,7 @@ def context(
     bodies fit the remaining budget (approx tokens = chars / 4). Each body returned is a read
     and counts as an access; bodies that do not fit are skipped unread (their length is looked
     up, which is not reading). Refuses what recall refuses and a budget out of range."""
-    check_text([q, budget, scope, domain, limit, as_of])
+    params.check_text([q, budget, scope, domain, limit, as_of])
     budget_tokens = params.integer(
         budget, name="budget", low=1, high=MAX_CONTEXT_BUDGET, default=DEFAULT_CONTEXT_BUDGET
     )
