@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
-KS = (5, 10, 20)  # as bench.locomo_quality (imported there after Django is set up)
-Question = dict[str, Any]
+from bench.locomo import KS, Question, breakdown, grove_recall, memoised, per_question
 
 # The regression's strength of regularisation (sklearn's C); not searched (docs/recall.md).
 C = 1.0
@@ -38,7 +37,6 @@ class Pool:
 
 def pools(qs: list[Question], setting: dict[str, Any]) -> list[Pool]:
     """Every question's pool under the fusion `setting`, the reranker off (the fused order)."""
-    from bench.locomo_quality import grove_recall
     from memory import rank, rerank
 
     with connection.cursor() as cursor:
@@ -162,13 +160,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from bench.locomo_quality import (
-        breakdown,
-        grove_recall,
-        memoised,
-        per_question,
-        prepare_locomo,
-    )
+    from bench.locomo import prepare_locomo
     from bench.synthetic import use_database
     from memory import rank
 
