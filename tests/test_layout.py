@@ -75,3 +75,97 @@ def test_nothing_but_the_acts_writes_a_ceremony_event(db):
         audit.record(EventKind.ROOTED, node=None, actor="someone")
     with pytest.raises(ValueError), transaction.atomic():
         audit.record_act(EventKind.DECAYED, node=1, actor="someone")
+
+
+def import_graph(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """module -> the modules of `packages` it imports, function-level and relative imports
+    included. `from p import name` points at p.name when that is a module of ours, else at p;
+    `import a.b.c` at the longest of a.b.c, a.b, a that is one."""
+    files = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    known = set(files)
+
+    def ours(name: str) -> str | None:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        targets: set[str | None] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets |= {ours(alias.name) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                for alias in node.names:
+                    targets.add(ours(f"{base}.{alias.name}") if base else ours(alias.name))
+        graph[module] = {t for t in targets if t and t != module}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of `graph`: each set of modules that reach one another (a strongly
+    connected component of two or more), sorted; [] when every arrow goes one way."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        # Tarjan's algorithm, iterative: (module, its targets not yet visited from it).
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            module, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        component.append(member)
+                        if member == module:
+                            break
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+            elif target not in index:
+                index[target] = low[target] = len(index)
+                stack.append(target)
+                work.append((target, iter(sorted(graph.get(target, ())))))
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+    return sorted(circles)
+
+
+def test_bench_has_no_import_circle():
+    assert import_circles(import_graph(ROOT, ("bench",))) == []
+
+
+def test_an_import_circle_is_caught_at_function_level_and_relative(tmp_path):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("from pkg.b import thing\n")
+    (tmp_path / "pkg" / "b.py").write_text("def f():\n    from pkg import a\n")
+    (tmp_path / "pkg" / "c.py").write_text("import pkg.b\n")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "d.py").write_text("from .. import e\n")
+    (tmp_path / "pkg" / "e.py").write_text("from .sub.d import x\n")
+    graph = import_graph(tmp_path, ("pkg",))
+    assert graph["pkg.c"] == {"pkg.b"}
+    assert import_circles(graph) == [["pkg.a", "pkg.b"], ["pkg.e", "pkg.sub.d"]]
+    (tmp_path / "pkg" / "b.py").write_text("thing = 1\n")
+    (tmp_path / "pkg" / "sub" / "d.py").write_text("x = 1\n")
+    assert import_circles(import_graph(tmp_path, ("pkg",))) == []
