@@ -27,8 +27,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 
 from agents import operations as api
-from agents import question_ops
-from agents.inputs import check_text
+from agents.params import check_text
 from memory.errors import GroveError
 from memory.models import ApiToken
 from memory.tokens import active_token
@@ -177,13 +176,13 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
 
 def _add_question_tools(server: MCPServer, token_name: str) -> None:
     """ask_question, question_link and open_questions (memory/questions.py through
-    agents/question_ops.py)."""
+    agents/operations.py)."""
 
     @server.tool()
     def ask_question(body: str, about: list[int], domain: str = "") -> dict[str, Any]:
         """Plant an open question about nodes (ids). Answering it never makes anything true."""
         fields = {"body": body, "about": about, "domain": domain}
-        return _run(token_name, lambda token: question_ops.ask(token, fields)[1])
+        return _run(token_name, lambda token: api.ask_question(token, fields)[1])
 
     @server.tool()
     def question_link(
@@ -192,13 +191,14 @@ def _add_question_tools(server: MCPServer, token_name: str) -> None:
         """act "feed" (the node bears on the question), "answer" (it answers it) or "reopen"
         (it reopens an answered question)."""
         return _run(
-            token_name, lambda token: question_ops.link(token, question_id, act, {"node": node_id})
+            token_name,
+            lambda token: api.link_question(token, question_id, act, {"node": node_id}),
         )
 
     @server.tool()
     def open_questions(node_id: int) -> dict[str, Any]:
         """Open questions about or fed by a node (previews)."""
-        return _run(token_name, lambda token: question_ops.near(token, node_id))
+        return _run(token_name, lambda token: api.open_questions(token, node_id))
 
 
 # --- the stdio transport, screened -----------------------------------------------------------

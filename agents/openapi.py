@@ -1,16 +1,105 @@
 """The OpenAPI 3.1 description of the agent API, served at /api/v1/openapi.json.
 
 Kept true by tests/test_openapi.py, which walks the URL resolver: every API route is described
-here and every path described here resolves. The shared component schemas (Error, NodeWrite,
-Written, Packet) are in agents/openapi_schemas.py.
+here and every path described here resolves. The component schemas (Error, NodeWrite, Written,
+Packet) come first: the paths refer to them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agents.openapi_schemas import SCHEMAS
+from django.conf import settings
+
 from agents.operations import OWNER_ONLY_ACTS
+
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+            }
+        },
+    },
+    "NodeWrite": {
+        "type": "object",
+        "required": ["body", "kind", "jurisdiction", "signature"],
+        "additionalProperties": False,
+        "properties": {
+            "body": {"type": "string"},
+            "kind": {
+                "enum": [
+                    "note",
+                    "journal",
+                    "inference",
+                    "synthesis",
+                    "hearsay",
+                    "utterance",
+                    "internet",
+                    "import",
+                    "question",
+                    "draft",
+                ]
+            },
+            "jurisdiction": {"enum": ["home", "wild"]},
+            "signature": {
+                "type": "string",
+                "description": "who wrote it",
+                "maxLength": settings.GROVE_MAX_SIGNATURE_CHARS,
+            },
+            "origins": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["id"],
+                    "properties": {
+                        "id": {"type": "integer"},
+                        "relation": {"type": "string", "default": "derived_from"},
+                    },
+                },
+            },
+            "source": {"type": "string", "maxLength": settings.GROVE_MAX_SOURCE_CHARS},
+            "domain": {"type": "string", "description": "default: the token's first"},
+            "referent_time": {"type": "string", "format": "date-time"},
+            "metadata": {"type": "object"},
+        },
+    },
+    "Written": {
+        "type": "object",
+        "required": ["id", "body_hash", "status"],
+        "properties": {
+            "id": {"type": "integer"},
+            "body_hash": {"type": "string"},
+            "status": {"enum": ["created", "duplicate", "revived"]},
+            "jurisdiction": {"type": "string"},
+            "kind": {"type": "string"},
+            "domain": {"type": "string"},
+            "created_at": {"type": "string", "format": "date-time"},
+        },
+    },
+    "Packet": {
+        "type": "object",
+        "description": "a preview, never a body; leads with jurisdiction",
+        "properties": {
+            "jurisdiction": {"type": "string"},
+            "id": {"type": "integer"},
+            "trust": {"type": "string"},
+            "kind": {"type": "string"},
+            "excerpt": {"type": "string"},
+            "source": {"type": "string"},
+            "score": {"type": "number"},
+            "why": {
+                "type": "string",
+                "maxLength": 160,
+                "description": "why it was found (only when asked: why=true)",
+            },
+        },
+    },
+}
 
 
 def _ref(name: str) -> dict[str, str]:

@@ -7,7 +7,10 @@ the MCP tools (agents/mcp_server.py) share one set of rules:
 - writes go to the token's first domain unless another of its domains is named; a domain outside
   the token is Forbidden (403); a read-only token may not write or propose (403);
 - agents may propose, never root, supersede, seal, unseal or reject: those acts have no operation
-  here, only explicit refusals (403 owner_only) so the door's shape is visible and tested.
+  here, only explicit refusals (403 owner_only) so the door's shape is visible and tested;
+- questions (memory/questions.py) are asked, fed, answered and reopened under the same rules: the
+  question lands in the token's write domain, links join nodes the token can see, and answering
+  links an answer, it never roots anything.
 Nothing partial is stored on any refusal: validation precedes the write path, which is atomic.
 """
 
@@ -20,12 +23,12 @@ from typing import Any
 from django.db.models.functions import Length
 
 from agents import params
-from agents.inputs import check_text
+from memory import questions
 from memory import walk as walks
 from memory.authority import authority_report
 from memory.errors import Forbidden, Invalid, NotFound
 from memory.extract import extract
-from memory.models import ApiToken, Node
+from memory.models import ApiToken, Kind, Node
 from memory.read import read, visible_node
 from memory.recall import recall
 from memory.scroll import commit_turn as scroll_commit
@@ -56,6 +59,8 @@ NODE_FIELDS = frozenset(
 TURN_FIELDS = frozenset(
     {"conversation", "user", "assistant", "referent_time", "domain", "signature"}
 )
+QUESTION_FIELDS = frozenset({"body", "about", "domain"})
+QUESTION_LINK_FIELDS = frozenset({"node"})
 
 
 # --- scope ---------------------------------------------------------------------------------
@@ -139,7 +144,7 @@ def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, A
     unknown fields, unseen origins and everything the write path refuses (Invalid, Conflict for
     tombstoned content, TooLarge).
     """
-    check_text(data)
+    params.check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
     domain = _write_domain(token, data.get("domain"))
@@ -170,7 +175,7 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
     Reads the store clock. Refuses read-only tokens and foreign domains (Forbidden), missing or
     non-text fields and naive referent times (Invalid).
     """
-    check_text(data)
+    params.check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=TURN_FIELDS, required=("conversation", "user", "assistant"))
     domain = _write_domain(token, data.get("domain"))
@@ -201,7 +206,7 @@ def recall_packets(
     """Previews (never bodies) for a query, in the token's domains. Logged by recall; does not
     count as reading. With `why`, each packet says briefly why it is there. Refuses (Invalid)
     an empty query, a bad scope, limit, as_of or why."""
-    check_text([q, scope, domain, limit, as_of, why])
+    params.check_text([q, scope, domain, limit, as_of, why])
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
     scope = params.scope(scope)
@@ -253,7 +258,7 @@ def authority(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
 def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str, Any]:
     """Propose a node for rooting (the owner decides). Refuses read-only tokens (Forbidden) and
     nodes the token cannot see (NotFound); the ceremony refuses the rest."""
-    check_text(data)
+    params.check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=frozenset({"reason"}), required=())
     reason = data.get("reason") or ""
@@ -270,7 +275,7 @@ def extract_part(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> tupl
     """Make the verbatim span body[start:end] of a visible node a node of its own (memory/
     extract.py), signed by the agent unless it names a signature. Refuses read-only tokens
     (Forbidden), unseen nodes (NotFound), bad spans (Invalid) and rejected words (Conflict)."""
-    check_text(data)
+    params.check_text(data)
     _require_writable(token)
     params.check_fields(
         data, allowed=frozenset({"start", "end", "signature"}), required=("start", "end")
@@ -297,7 +302,7 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
 
     Tickets are held by the token's actor; the walk refuses forged, spent, expired or mismatched
     tickets and unseen nodes with its own errors."""
-    check_text(data)
+    params.check_text(data)
     holder = actor_of(token)
     if action == "open":
         params.check_fields(
@@ -348,7 +353,7 @@ def context(
     bodies fit the remaining budget (approx tokens = chars / 4). Each body returned is a read
     and counts as an access; bodies that do not fit are skipped unread (their length is looked
     up, which is not reading). Refuses what recall refuses and a budget out of range."""
-    check_text([q, budget, scope, domain, limit, as_of])
+    params.check_text([q, budget, scope, domain, limit, as_of])
     budget_tokens = params.integer(
         budget, name="budget", low=1, high=MAX_CONTEXT_BUDGET, default=DEFAULT_CONTEXT_BUDGET
     )
@@ -387,3 +392,73 @@ def context(
             }
         )
     return {"query": q, "budget": budget_tokens, "used": used, "skipped": skipped, "items": items}
+
+
+# --- questions -------------------------------------------------------------------------------
+
+
+def _node_id(value: Any, *, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise Invalid(f"{name} must be a node id (a positive integer)", code="bad_field")
+    return value
+
+
+def _question(token: ApiToken, question_id: int) -> int:
+    _visible_node(token, question_id)
+    if not Node.objects.filter(pk=question_id, kind=Kind.QUESTION).exists():
+        raise Invalid(f"node {question_id} is not a question", code="not_question")
+    return question_id
+
+
+def _question_state(question_id: int) -> dict[str, Any]:
+    return {"question": question_id, "open": questions.is_open(question_id)}
+
+
+def ask_question(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Plant a question about nodes the token can see. Refuses read-only tokens and foreign
+    domains (403), unseen nodes (404), a missing body or an empty `about` (400)."""
+    _require_writable(token)
+    params.check_fields(data, allowed=QUESTION_FIELDS, required=("body", "about"))
+    about = data.get("about")
+    if not isinstance(about, list) or not about:
+        raise Invalid("about must be a non-empty list of node ids", code="bad_field")
+    ids = {_node_id(value, name="about") for value in about}
+    for node_id in sorted(ids - _visible_ids(token, ids)):
+        _visible_node(token, node_id)  # raises NotFound, naming the first unseen id
+    body = data.get("body")
+    if not isinstance(body, str):
+        raise Invalid("body must be text", code="bad_field")
+    question = questions.plant_question(
+        body,
+        about=sorted(ids),
+        signature=actor_of(token),
+        domain=_write_domain(token, data.get("domain")),
+    )
+    return 201, _question_state(question.pk)
+
+
+def link_question(
+    token: ApiToken, question_id: int, act: str, data: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Feed, answer or reopen a question with a node (both in the token's domains)."""
+    _require_writable(token)
+    params.check_fields(data, allowed=QUESTION_LINK_FIELDS, required=("node",))
+    node_id = _visible_node(token, _node_id(data.get("node"), name="node"))
+    _question(token, question_id)
+    actor = actor_of(token)
+    if act == "feed":
+        questions.feed(question_id, node_id, actor=actor)
+    elif act == "answer":
+        questions.answer(question_id, node_id, actor=actor)
+    else:
+        questions.reopen(question_id, actor=actor, by_node_id=node_id)
+    return _question_state(question_id)
+
+
+def open_questions(token: ApiToken, node_id: int) -> dict[str, Any]:
+    """Open questions about or fed by a node the token can see (previews only)."""
+    _visible_node(token, node_id)
+    return {
+        "node": node_id,
+        "questions": questions.open_questions_near([node_id], domains=list(token.domains)),
+    }

@@ -1,5 +1,6 @@
-"""The agents' request parameters, parsed: each helper refuses a bad value with Invalid (400)
-naming the field, so every operation in agents/operations.py reads its input the same way."""
+"""What the agents send, checked: each helper refuses a bad value with Invalid (400) naming the
+field, so every operation in agents/operations.py reads its input the same way; check_text also
+screens the MCP door's raw lines (agents/mcp_server.py) for text that cannot be text."""
 
 from __future__ import annotations
 
@@ -10,6 +11,29 @@ from typing import Any
 from memory.clocks import parse_instant
 from memory.errors import Invalid
 from memory.visibility import SCOPES
+
+
+def check_text(value: Any) -> None:
+    """Refuse (Invalid, bad_text) any string, key or value, nested at any depth, that UTF-8
+    cannot encode (a lone surrogate such as "\\ud800" in JSON): it could be neither hashed,
+    stored nor answered. Iterative, so nesting depth costs no recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Invalid(
+                    "text holds a lone surrogate (an unpaired \\ud800-\\udfff escape), "
+                    "which is not Unicode text",
+                    code="bad_text",
+                ) from None
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
 
 
 def check_fields(

@@ -15,13 +15,15 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from agents import question_ops
 from agents.openapi import SPEC
 from agents.operations import (
+    ask_question,
     authority,
     commit_turn,
     context,
     extract_part,
+    link_question,
+    open_questions,
     propose,
     read_node,
     recall_packets,
@@ -184,19 +186,19 @@ def walk_view(request: HttpRequest, token: ApiToken, data: dict[str, Any], actio
 
 @agent_endpoint("POST")
 def questions_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
-    return question_ops.ask(token, data)
+    return ask_question(token, data)
 
 
 @agent_endpoint("POST")
 def question_link(
     request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str
 ):
-    return 200, question_ops.link(token, node_id, act, data)
+    return 200, link_question(token, node_id, act, data)
 
 
 @agent_endpoint("GET")
 def node_questions(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
-    return 200, question_ops.near(token, node_id)
+    return 200, open_questions(token, node_id)
 
 
 @csrf_exempt

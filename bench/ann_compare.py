@@ -1,6 +1,7 @@
-"""Compare nearest-neighbour libraries on Grove's vectors (issue 17); results in
-docs/bench/ann-compare.md. Not part of `make bench`: hnswlib and usearch are not Grove's
-dependencies, so this runs in a scratch environment:
+"""Compare nearest-neighbour libraries on Grove's vectors, to choose the one behind the vector
+index (memory/vectors/index.py: faiss); results in docs/bench/ann-compare.md. Not part of
+`make bench`: hnswlib and usearch are not Grove's dependencies, so this runs in a scratch
+environment:
 
     uv venv /tmp/ann && VIRTUAL_ENV=/tmp/ann uv pip install numpy faiss-cpu hnswlib usearch
     python bench/ann_compare.py vectors.npy     # float32 (n, dim), unit rows

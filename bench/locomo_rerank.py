@@ -1,5 +1,4 @@
-"""The reranker (memory.recall.rerank) on LoCoMo dev, fitted on four conversations, scored on the
-fifth.
+"""The reranker (memory.recall.rerank) on LoCoMo dev, fitted on four conversations, scored on the fifth.
 
 For a fusion setting, every question is recalled once with the reranker observing: its pool
 (the POOL best candidates in the fused order) and their features are kept, each candidate
@@ -22,8 +21,7 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
-KS = (5, 10, 20)  # as bench.locomo_quality (imported there after Django is set up)
-Question = dict[str, Any]
+from bench.locomo import KS, Question, breakdown, grove_recall, memoised, per_question
 
 # The regression's strength of regularisation (sklearn's C); not searched (docs/recall.md).
 C = 1.0
@@ -39,8 +37,8 @@ class Pool:
 
 def pools(qs: list[Question], setting: dict[str, Any]) -> list[Pool]:
     """Every question's pool under the fusion `setting`, the reranker off (the fused order)."""
-    from bench.locomo_quality import grove_recall
-    from memory.recall import rank, rerank
+    from memory.recall import rank
+    from memory.recall import rerank
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT id, source FROM memory_node")
@@ -163,13 +161,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from bench.locomo_quality import (
-        breakdown,
-        grove_recall,
-        memoised,
-        per_question,
-        prepare_locomo,
-    )
+    from bench.locomo import prepare_locomo
     from bench.synthetic import use_database
     from memory.recall import rank
 

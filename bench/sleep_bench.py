@@ -1,11 +1,11 @@
 """Sleep benchmarks: the first full run, an incremental run after 1,000 new nodes, the decay step
 alone, and peak memory, on synthetic graphs (bench.synthetic.graph_copy).
 
-Targets (issues 4 and 11): the first sleep's decay step collects >= 10,000 nodes at 100k in
-<= 1 s (the graphs hold garbage: unread notes that no read or young node derives from or cites);
-first full sleep <= 60 s at 100k; incremental <= 5 s; peak RSS <= 1 GB.
-Issue 17, at 1M: full <= 10 min, incremental <= 5 s, peak RSS <= 1.5 GB; cross-link through
-the vector index keeps >= 95% of the exact search's edges (measured on 10k).
+Targets: the first sleep's decay step collects >= 10,000 nodes at 100k in <= 1 s (the graphs
+hold garbage: unread notes that no read or young node derives from or cites); first full sleep
+<= 60 s at 100k; incremental <= 5 s; peak RSS <= 1 GB. At 1M: full <= 10 min, incremental
+<= 5 s, peak RSS <= 1.5 GB; cross-link through the vector index keeps >= 95% of the exact
+search's edges (measured on 10k).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def run(sizes: list[int]) -> str:
         "write_node; the decay step of the full sleep is the mark-and-sweep collecting the "
         "graph's garbage; *decay again* is the step alone on the slept graph. "
         "Targets: the full sleep's decay step collects >= 10,000 at 100k in <= 1 s, "
-        "full <= 60 s at 100k, incremental <= 5 s, peak RSS <= 1 GB; at 1M (issue 17): full "
+        "full <= 60 s at 100k, incremental <= 5 s, peak RSS <= 1 GB; at 1M: full "
         "<= 10 min, incremental <= 5 s, peak RSS <= 1.5 GB. Steps: wall seconds (this "
         "process's CPU seconds) / count.",
         "",

@@ -44,8 +44,7 @@ def test_a_threshold_resumed_from_keep_everythings_snapshot_equals_a_run_from_da
 
 
 def test_the_default_is_the_best_recall_under_the_live_bound_and_ties_go_to_remembering():
-    from bench.forgetting_bench import Month
-    from bench.forgetting_report import summary
+    from bench.forgetting_bench import Month, summary
 
     def year(live: int, hits: int) -> list[Month]:
         return [Month(arrived=100, needs=100, hits=hits, live=live) for _ in range(12)]

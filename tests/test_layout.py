@@ -20,6 +20,9 @@ ALLOWED = {
     "web": {"web"},
 }
 ACT_WRITERS = {"review/ceremony.py"}
+PROJECT = ("grove", *APPS, "bench")
+DAYTIME_FOLDERS = ("recall", "vectors", "custody")
+TOP_LEVEL_MODULES = 25
 
 
 def _imports(source: str) -> list[tuple[str, list[str]]]:
@@ -122,83 +125,101 @@ def test_nothing_but_the_acts_writes_a_ceremony_event(db):
         audit.record_act(EventKind.DECAYED, node=1, actor="someone")
 
 
-# --- inside the engine ---------------------------------------------------------------------------
+def import_graph(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """module -> the modules of `packages` it imports, function-level and relative imports
+    included. `from p import name` points at p.name when that is a module of ours, else at p;
+    `import a.b.c` at the longest of a.b.c, a.b, a that is one."""
+    files = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    known = set(files)
 
-PROJECT = ("grove", *APPS, "bench")
-DAYTIME_FOLDERS = ("recall", "vectors", "custody")
-TOP_LEVEL_MODULES = 25
-
-
-def _module_name(path: Path, root: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """Every module of the project (migrations aside) and the project modules it imports,
-    function-level imports included: `from a import b` names a.b when that is a module."""
-    files = {
-        _module_name(path, root): path
-        for top in PROJECT
-        if (root / top).is_dir()
-        for path in (root / top).rglob("*.py")
-        if "migrations" not in path.parts
-    }
-
-    def known(name: str) -> str | None:
-        while name and name not in files:
+    def ours(name: str) -> str | None:
+        while name and name not in known:
             name = name.rpartition(".")[0]
         return name or None
 
     graph: dict[str, set[str]] = {}
-    for name, path in files.items():
-        targets = set()
-        for module, names in _imports(path.read_text()):
-            for target in [f"{module}.{n}" for n in names] or [module]:
-                found = known(target)
-                if found and found != name:
-                    targets.add(found)
-        graph[name] = targets
+    for module, path in files.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        targets: set[str | None] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets |= {ours(alias.name) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                for alias in node.names:
+                    targets.add(ours(f"{base}.{alias.name}") if base else ours(alias.name))
+        graph[module] = {t for t in targets if t and t != module}
     return graph
 
 
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The import circles: strongly connected groups of two or more modules (Tarjan's)."""
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of `graph`: each set of modules that reach one another (a strongly
+    connected component of two or more), sorted; [] when every arrow goes one way."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
-    found: list[list[str]] = []
+    circles = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        # Tarjan's algorithm, iterative: (module, its targets not yet visited from it).
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            module, targets = work[-1]
+            target = next(targets, None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[module])
+                if low[module] == index[module]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        component.append(member)
+                        if member == module:
+                            break
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+            elif target not in index:
+                index[target] = low[target] = len(index)
+                stack.append(target)
+                work.append((target, iter(sorted(graph.get(target, ())))))
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+    return sorted(circles)
 
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            group = []
-            while (top := stack.pop()) != node:
-                group.append(top)
-            group.append(node)
-            if len(group) > 1:
-                found.append(sorted(group))
 
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
+def test_no_import_circle_anywhere():
+    assert import_circles(import_graph(ROOT, PROJECT)) == []
 
 
-def test_an_import_circle_is_caught(tmp_path):
-    (tmp_path / "memory" / "sub").mkdir(parents=True)
-    (tmp_path / "memory" / "a.py").write_text("def f():\n    from memory.sub import b\n")
-    (tmp_path / "memory" / "sub" / "__init__.py").write_text("")
-    (tmp_path / "memory" / "sub" / "b.py").write_text("import memory.a\n")
-    (tmp_path / "memory" / "c.py").write_text("from memory import a\n")
-    assert circles(import_graph(tmp_path)) == [["memory.a", "memory.sub.b"]]
+def test_an_import_circle_is_caught_at_function_level_and_relative(tmp_path):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("from pkg.b import thing\n")
+    (tmp_path / "pkg" / "b.py").write_text("def f():\n    from pkg import a\n")
+    (tmp_path / "pkg" / "c.py").write_text("import pkg.b\n")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "d.py").write_text("from .. import e\n")
+    (tmp_path / "pkg" / "e.py").write_text("from .sub.d import x\n")
+    graph = import_graph(tmp_path, ("pkg",))
+    assert graph["pkg.c"] == {"pkg.b"}
+    assert import_circles(graph) == [["pkg.a", "pkg.b"], ["pkg.e", "pkg.sub.d"]]
+    (tmp_path / "pkg" / "b.py").write_text("thing = 1\n")
+    (tmp_path / "pkg" / "sub" / "d.py").write_text("x = 1\n")
+    assert import_circles(import_graph(tmp_path, ("pkg",))) == []
+
+
+# --- inside the engine ----------------------------------------------------------------------------
 
 
 def sleep_arrows_from_daytime_folders(root: Path = ROOT) -> list[str]:
