@@ -57,14 +57,22 @@ test: setup chromium
 bench: setup
 	GROVE_DATA_DIR=$(CURDIR)/var/bench-data $(PY) -m bench $(BENCH_ARGS)
 
+TEMPLATES = $(shell find templates -name '*.html')
+PY_SOURCES = $(shell git ls-files '*.py' 2>/dev/null | grep -v '/migrations/' || find . -name '*.py' -not -path './.venv/*' -not -path '*/migrations/*')
+
+# The checks .pre-commit-config.yaml runs before each commit, as checks that change nothing.
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/django-upgrade --target-version 6.1 --check $(PY_SOURCES)
+	$(VENV)/bin/djade --target-version 6.1 --check $(TEMPLATES)
 	$(VENV)/bin/mypy memory/ review/ agents/ dashboard/ web/
 
 format: setup
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/django-upgrade --target-version 6.1 $(PY_SOURCES) || true
+	$(VENV)/bin/djade --target-version 6.1 $(TEMPLATES) || true
 
 # The whole suite on a throwaway PostgreSQL 15 cluster (.ci/postgres.sh starts and removes it).
 test-pg: setup chromium

@@ -58,7 +58,7 @@ def _json_body(request: HttpRequest) -> dict[str, Any]:
     declared Content-Length before reading and by the actual length after; (Invalid) anything
     that is not a JSON object."""
     limit = settings.GROVE_MAX_REQUEST_BYTES
-    declared = request.META.get("CONTENT_LENGTH") or "0"
+    declared = request.headers.get("content-length") or "0"
     try:
         declared_bytes = int(declared)
     except ValueError:

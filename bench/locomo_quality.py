@@ -95,8 +95,7 @@ def quality() -> str:
     source = locomo_path()
     if not source.exists():
         return f"(LoCoMo file {source} not found; set GROVE_LOCOMO_PATH)\n"
-    from memory.recall import rank
-    from memory.recall import rerank
+    from memory.recall import rank, rerank
 
     started = time.perf_counter()
     path, qs = prepare_locomo()

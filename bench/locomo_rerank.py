@@ -1,4 +1,5 @@
-"""The reranker (memory.recall.rerank) on LoCoMo dev, fitted on four conversations, scored on the fifth.
+"""The reranker (memory.recall.rerank) on LoCoMo dev, fitted on four conversations, scored on the
+fifth.
 
 For a fusion setting, every question is recalled once with the reranker observing: its pool
 (the POOL best candidates in the fused order) and their features are kept, each candidate
@@ -37,8 +38,7 @@ class Pool:
 
 def pools(qs: list[Question], setting: dict[str, Any]) -> list[Pool]:
     """Every question's pool under the fusion `setting`, the reranker off (the fused order)."""
-    from memory.recall import rank
-    from memory.recall import rerank
+    from memory.recall import rank, rerank
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT id, source FROM memory_node")

@@ -146,7 +146,6 @@ if DATABASE_URL := env("GROVE_DATABASE_URL"):
         raise ImproperlyConfigured("GROVE_DATABASE_URL must be a postgres:// URL (psycopg 3).")
     _pg["ENGINE"] = "grove.postgresql"  # Django's, plus the test flush (grove/postgresql)
     DATABASES = {"default": _pg}
-DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
