@@ -30,7 +30,7 @@ def evaluate(name: str, build: Callable[[], object], search: Callable, data: dic
     times, hits, edges = [], 0, 0
     for r, q in enumerate(data["queries"]):
         started = time.perf_counter()
-        labels = set(int(x) for x in search(index, q, K))
+        labels = {int(x) for x in search(index, q, K)}
         times.append(time.perf_counter() - started)
         hits += len(labels & set(data["exact"][r]))
         edges += len(labels & data["truth"][r])

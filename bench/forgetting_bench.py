@@ -103,11 +103,15 @@ def _arrive(day: int, rng: random.Random, vocab: list[str], scale: float, st: St
     made = []
     for c in range(_count(rng, CLIPPINGS * scale)):
         made.append(
-            dict(kind="internet", jurisdiction="wild", source=f"https://news.example/{day}/{c}")
+            {
+                "kind": "internet",
+                "jurisdiction": "wild",
+                "source": f"https://news.example/{day}/{c}",
+            }
         )
     for i in range(_count(rng, INFERENCES * scale) if pairs else 0):
         origins = [{"id": p} for p in rng.sample(pairs, min(2, len(pairs)))]
-        made.append(dict(kind="inference", jurisdiction="home", origins=origins, n=i))
+        made.append({"kind": "inference", "jurisdiction": "home", "origins": origins, "n": i})
     for v in range(_count(rng, VAULT_NOTES * scale)):
         name = rng.randrange(max(1, day // 3 + 1))  # about a third are edits of an older file
         src = write_node(
@@ -117,7 +121,7 @@ def _arrive(day: int, rng: random.Random, vocab: list[str], scale: float, st: St
             signature="vault",
             source=f"vault/file-{name}.md",
         ).node
-        made.append(dict(kind="note", jurisdiction="home", origins=[{"id": src.pk}]))
+        made.append({"kind": "note", "jurisdiction": "home", "origins": [{"id": src.pk}]})
     for n, fields in enumerate(made):
         fields.pop("n", None)
         body = _body(rng, topic, vocab, f"d{day} {fields['kind']} {n}")

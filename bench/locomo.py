@@ -218,7 +218,7 @@ def breakdown(qs: list[Question], named: dict[str, list[tuple[float, ...]]]) -> 
         groups.setdefault(f"{q['category']} {CATEGORIES[q['category']]}", []).append(i)
     for i, q in enumerate(qs):
         groups.setdefault("multi" if len(q["evidence"]) > 1 else "single", []).append(i)
-    order = sorted(g for g in groups if g[0].isdigit()) + ["single", "multi"]
+    order = [*sorted(g for g in groups if g[0].isdigit()), "single", "multi"]
     lines = [
         "| questions | ranking | " + " | ".join(f"R@{k}" for k in KS) + " | n |",
         "|---|---|" + "---|" * (len(KS) + 1),

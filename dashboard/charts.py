@@ -34,7 +34,7 @@ def _legend(series: Sequence[tuple[str, str, Sequence[int]]], *, left: int) -> l
     legend: list[dict[str, Any]] = []
     x = left
     for label, colour, values in series:
-        legend.append(  # fmt: skip
+        legend.append(
             {
                 "x": x,
                 "tx": x + 16,

@@ -45,6 +45,6 @@ def short_title(body: str, *, source: str = "", node_id: int, trust: str = "") -
     path, _, section = source.partition("#")
     if path and ("/" in path or _FILE.search(path)):
         name = _FILE.sub("", PurePosixPath(path).name)
-        return _cut(f"{name} › {section}" if section else name)
+        return _cut(f"{name} › {section}" if section else name)  # noqa: RUF001 -- a path separator on the page
     words = _MARKUP.sub(" ", body[:300]).split()
     return _cut(" ".join(words[:TITLE_WORDS])) or f"#{node_id}"

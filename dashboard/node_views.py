@@ -127,28 +127,28 @@ def _shown(
         report = {"error": error.message}
     hood = neighbourhood(node.pk, as_of=as_of, show_decayed=show_decayed)
     decays = [e for e in shown if e.kind == EventKind.DECAYED and e.node_id == node.pk]
-    return dict(
-        decay_event=decays[-1] if decays else None,
-        trust=trust,
-        live=live,
-        permanent=node.permanent
+    return {
+        "decay_event": decays[-1] if decays else None,
+        "trust": trust,
+        "live": live,
+        "permanent": node.permanent
         and (as_of is None or (node.permanent_at is not None and node.permanent_at <= as_of)),
-        counted=False,
-        holding=holding,
-        events=shown,
-        later_events=later,
-        report=report,
-        hood=hood,
-        graph=_graph_svg(hood, node.pk, as_of=as_of, params=params),
-        trust_states=Trust.values,
-        backlinks=backlinks(node.pk, as_of=as_of),
-        toggle_url=_node_href(_toggled(params))(node.pk),
-        replaced=replacement(node.pk),
-        root_refusal=can_root(node, trust_now),
-        supersede_refusal=can_supersede(node, trust_now),
-        near_questions=open_questions_near([node.pk]) if as_of is None else [],
-        entities=mentions_of([node.pk]).get(node.pk, []),
-    )
+        "counted": False,
+        "holding": holding,
+        "events": shown,
+        "later_events": later,
+        "report": report,
+        "hood": hood,
+        "graph": _graph_svg(hood, node.pk, as_of=as_of, params=params),
+        "trust_states": Trust.values,
+        "backlinks": backlinks(node.pk, as_of=as_of),
+        "toggle_url": _node_href(_toggled(params))(node.pk),
+        "replaced": replacement(node.pk),
+        "root_refusal": can_root(node, trust_now),
+        "supersede_refusal": can_supersede(node, trust_now),
+        "near_questions": open_questions_near([node.pk]) if as_of is None else [],
+        "entities": mentions_of([node.pk]).get(node.pk, []),
+    }
 
 
 @require_POST

@@ -38,7 +38,7 @@ def preview_rows(node_ids: Sequence[int], *, parents: bool = False) -> dict[int,
     if not node_ids:
         return {}
     marks = ",".join(["%s"] * len(node_ids))
-    keys = _KEYS + ("parent", "mentions") if parents else _KEYS
+    keys = (*_KEYS, "parent", "mentions") if parents else _KEYS
     signals = _SIGNALS.format(lines=_LINES[connection.vendor]) if parents else ""
     with connection.cursor() as cursor:
         cursor.execute(

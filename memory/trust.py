@@ -83,7 +83,7 @@ def with_trust(qs: QuerySet[Node] | None = None, *, as_of: datetime | None = Non
 def trust_map(node_ids: Iterable[int], *, as_of: datetime | None = None) -> dict[int, str]:
     """Trust for many nodes in one query over their authority events (for packets and pages)."""
     ids = list(node_ids)
-    result = {node_id: Trust.UNREVIEWED.value for node_id in ids}
+    result = dict.fromkeys(ids, Trust.UNREVIEWED.value)
     if not ids:
         return result
     seen: dict[int, dict[str, tuple]] = {}

@@ -89,7 +89,8 @@ UNITS = {
     "cats": "cats",
 }
 _SENTENCE = re.compile(r"[^.!?\n]+")
-_TOKEN = re.compile(r"[\w][\w'’&-]*", re.UNICODE)
+# Typographic apostrophes are words' own, as in "Caroline\u2019s".
+_TOKEN = re.compile(r"[\w][\w'’&-]*", re.UNICODE)  # noqa: RUF001
 _NUMBER = r"\d+(?:[.,]\d+)?"
 _QUANTITY = re.compile(
     rf"(?<![\w.])(?:\$\s?(?P<money>{_NUMBER})|(?P<n>{_NUMBER})\s?(?P<unit>%|[a-z]+)\b)", re.I
@@ -188,7 +189,7 @@ def _names(sentences: list[list[str]]) -> list[str]:
 
 
 def _name_of(run: list[str], *, sentence_start: bool) -> list[str]:
-    words = [re.sub(r"['’]s$", "", w) for w in run]
+    words = [re.sub(r"['’]s$", "", w) for w in run]  # noqa: RUF001 -- either apostrophe
     # Function words and greetings at either end are not part of the name ("The Louvre").
     while words and (_common(words[0]) or (sentence_start and _opener(words[0]))):
         words, sentence_start = words[1:], False
@@ -204,7 +205,7 @@ def _name_of(run: list[str], *, sentence_start: bool) -> list[str]:
 
 def _common(word: str) -> bool:
     folded = word.casefold()
-    bare = folded.replace("'", "").replace("’", "")
+    bare = folded.replace("'", "").replace("’", "")  # noqa: RUF001 -- either apostrophe
     return (
         folded in STOPWORDS
         or bare in _NOT_NAMES

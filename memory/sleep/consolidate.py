@@ -214,7 +214,7 @@ def _merge(keeper: int, losers: list[int]) -> list[int]:
             merged,
             actor=ACTOR,
             reason=DecayReason.CONSOLIDATED,
-            related={loser: keeper for loser in merged},
+            related=dict.fromkeys(merged, keeper),
             at=now,
         )
     return merged

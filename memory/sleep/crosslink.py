@@ -162,7 +162,7 @@ def _link_blocks(
             beat(count=added, nodes=start + len(rows), through_id=through)
     return {
         "count": added,
-        "nodes": int(len(new_rows)),
+        "nodes": len(new_rows),
         "through_id": through,
         "model": view.model,
         "min_cosine": min_cosine,
