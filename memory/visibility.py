@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from memory.chunks import chunks
 from memory.clocks import parse_instant
@@ -112,14 +112,15 @@ def indexed_by(index: str) -> str:
     return f"INDEXED BY {index}" if connection.vendor == "sqlite" else ""
 
 
-def first_by_id(rows: QuerySet, n: int, *, newest: bool = False) -> QuerySet:
+def first_by_id[M: Model](rows: QuerySet[M], n: int, *, newest: bool = False) -> QuerySet[M]:
     """The first (or newest) `n` of `rows` by id: their ids read first, then only those rows.
     `ORDER BY id LIMIT n` over a filter no index keeps in id order (a node's in-edges, on the
     (to_node, kind) index) reads every matching row before it sorts; the ids alone come from the
     index (docs/DESIGN.md, "Two engines")."""
     order = "-id" if newest else "id"
     first = rows.order_by(order).values("id")[:n]
-    return rows.model.objects.filter(pk__in=first).order_by(order)
+    model: type[Any] = rows.model  # a concrete model's `objects` is not on the Model stub
+    return cast("QuerySet[M]", model.objects.filter(pk__in=first).order_by(order))
 
 
 def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:
