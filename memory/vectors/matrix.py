@@ -10,7 +10,7 @@ import functools
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import faiss
 import numpy as np
@@ -20,6 +20,9 @@ from threadpoolctl import ThreadpoolController
 from memory.vectors.embed import get_embedder
 from memory.vectors.index import epoch
 from memory.visibility import Visibility
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 logger = logging.getLogger("grove.recall")
 
@@ -114,7 +117,7 @@ def _reserve(cache: Matrix, need: int) -> None:
         cache.vectors = grown
 
 
-def _append(cache: Matrix, rows: list[tuple]) -> None:
+def _append(cache: Matrix, rows: list[tuple[Any, ...]]) -> None:
     # A blob of the wrong length (edited in the file) is skipped, not reshaped into a crash;
     # integrity's vectors_of_wrong_dimension names it.
     for bad in (r for r in rows if len(r[3]) != cache.dim * 4):
@@ -215,6 +218,8 @@ def _coarse_rows(
         elif coarse.ntotal > n:
             params.sel = faiss.IDSelectorRange(0, n)
         faiss.omp_set_num_threads(1)
+        found: npt.NDArray[np.float32]
+        labels: npt.NDArray[np.int64]
         found, labels = coarse.search(query, fetch, params=params)
     del bitmap, params
     keep = labels[0] >= 0
@@ -224,7 +229,7 @@ def _coarse_rows(
     if len(labels) == passing:
         return np.sort(labels)  # every visible row is a candidate
     margin = 2 * COARSE_ERROR * float(np.linalg.norm(q)) * matrix.norm_max
-    bound = found[min(k, len(found)) - 1] - margin
+    bound: np.floating[Any] = found[min(k, len(found)) - 1] - margin
     if found[-1] >= bound:
         return None  # rows beyond the fetch may still qualify
     return np.sort(labels[found >= bound])

@@ -168,7 +168,7 @@ def epoch(value: Any) -> float:
     return moment.timestamp()
 
 
-def _stream(index: VectorIndex) -> Iterator[list[tuple]]:
+def _stream(index: VectorIndex) -> Iterator[list[tuple[Any, ...]]]:
     """Rows (vector id, node id, float32 blob, domain, jurisdiction, created) after the index's
     last vector, in chunks. A row of another dim is skipped (models never mix), and so is a blob
     whose length disagrees with its dim, with a log line; both are counted in index.skipped."""
@@ -203,7 +203,8 @@ def _count(model: str, dim: int) -> int:
     # a second of each sleep). A row of another dim is rare, and skipped when read.
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM memory_vector WHERE model = %s", [model])
-        return cursor.fetchone()[0]
+        count: int = cursor.fetchone()[0]
+        return count
 
 
 def _train(model: str, dim: int, rows: int) -> np.ndarray:
