@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from django.db import connection
@@ -25,6 +25,9 @@ from memory.clocks import parse_instant
 from memory.errors import Invalid, NotFound
 from memory.models import CEREMONY_EVENT_KINDS, EventKind, Node, Trust
 from memory.trust import trust_map
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 SCOPES = ("home", "wild", "both")
 LIFECYCLE_KINDS = (EventKind.DECAYED, EventKind.RESTORED, EventKind.REVIVED)
@@ -77,16 +80,16 @@ class Visibility:
     def row_mask(
         self,
         *,
-        domain: np.ndarray,
+        domain: npt.NDArray[np.int32],
         codes: Mapping[str, int],
-        wild: np.ndarray,
-        created: np.ndarray,
-    ) -> np.ndarray | None:
+        wild: npt.NDArray[np.bool_],
+        created: npt.NDArray[np.float64],
+    ) -> npt.NDArray[np.bool_] | None:
         """sql()'s twin for the vector paths (the exact scan and the ANN index): which rows pass
         domains, scope and created by as_of, given per-row domain codes (into `codes`), a wild
         flag and the store clock in epoch seconds. None when every row passes. Liveness and
         trust are judged afterwards, per candidate (live_at, lawful_trust), on every path."""
-        mask: np.ndarray | None = None
+        mask: npt.NDArray[np.bool_] | None = None
         if self.domains is not None:
             wanted = [codes[d] for d in self.domains if d in codes]
             mask = np.isin(domain, wanted)

@@ -42,11 +42,13 @@ class Matrix:
     floor: int = 0  # rows have vector ids above this (the vector index holds the rest)
     last: tuple[int, int, str] | None = None  # (vector id, node id, created_at) of the last row
     n: int = 0
-    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), dtype=np.float32))
-    domain_codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    wild: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    created: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    ids: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    vectors: npt.NDArray[np.float32] = field(
+        default_factory=lambda: np.zeros((0, 1), dtype=np.float32)
+    )
+    domain_codes: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    wild: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    created: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     domains: dict[str, int] = field(default_factory=dict)
     norm_max: float = 0.0  # the largest row norm so far (bounds the float16 scan's error)
     coarse: Any = None  # float16 copy of rows [0, coarse.ntotal) for the first pass (faiss)
@@ -158,7 +160,7 @@ def _blas() -> ThreadpoolController:
 
 
 def exact_candidates(
-    matrix: Matrix, q: np.ndarray, vis: Visibility, k: int
+    matrix: Matrix, q: npt.NDArray[np.float32], vis: Visibility, k: int
 ) -> list[tuple[int, float]]:
     n = matrix.n  # rows appended meanwhile by another thread are left to the next recall
     mask = vis.row_mask(
@@ -190,8 +192,8 @@ def exact_candidates(
 
 
 def _coarse_rows(
-    matrix: Matrix, n: int, q: np.ndarray, mask: np.ndarray | None, k: int
-) -> np.ndarray | None:
+    matrix: Matrix, n: int, q: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_] | None, k: int
+) -> npt.NDArray[np.int64] | None:
     """The rows that can be among the exact top k, found by a first pass over a float16 copy
     (half the bytes of the float32 scan, which is memory-bound); None to scan every row.
 
