@@ -42,7 +42,7 @@ INSTRUCTIONS = (
 )
 
 
-def _run(name: str, operation: Callable[[ApiToken], Any]) -> Any:
+def _run[T](name: str, operation: Callable[[ApiToken], T]) -> T:
     """Run one operation with the live token (re-read: revocation bites at once), turning a
     refusal into a tool error the model can read."""
     # Tools run on worker threads; drop connections the database may have closed under us.

@@ -126,7 +126,9 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
-def _query(name: str, schema: dict[str, Any], description: str, required: bool = False):
+def _query(
+    name: str, schema: dict[str, Any], description: str, required: bool = False
+) -> dict[str, Any]:
     return {
         "name": name,
         "in": "query",

@@ -74,7 +74,8 @@ def _require_writable(token: ApiToken) -> None:
 def _write_domain(token: ApiToken, domain: Any) -> str:
     """The domain a write lands in: the token's first unless another of its own is named."""
     if domain is None or domain == "":
-        return token.domains[0]
+        first: str = token.domains[0]
+        return first
     if not isinstance(domain, str) or domain not in token.domains:
         raise Forbidden(
             f"domain {domain!r} is not allowed for this token (allowed: "
@@ -271,7 +272,9 @@ def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str,
     return {"id": node_id, "trust": trust_map([node_id])[node_id]}
 
 
-def extract_part(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> tuple[int, dict]:
+def extract_part(
+    token: ApiToken, node_id: int, data: Mapping[str, Any]
+) -> tuple[int, dict[str, Any]]:
     """Make the verbatim span body[start:end] of a visible node a node of its own (memory/
     extract.py), signed by the agent unless it names a signature. Refuses read-only tokens
     (Forbidden), unseen nodes (NotFound), bad spans (Invalid) and rejected words (Conflict)."""

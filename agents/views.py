@@ -7,7 +7,7 @@ import json
 import math
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, NoReturn
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
@@ -89,11 +89,13 @@ def _json_body(request: HttpRequest) -> dict[str, Any]:
     return data
 
 
-def agent_endpoint(*methods: str):
+def agent_endpoint(
+    *methods: str,
+) -> Callable[[Callable[..., tuple[int, dict[str, Any]]]], Callable[..., JsonResponse]]:
     """An API view: bearer-authenticated (so CSRF-exempt and outside the login middleware),
     method-checked, JSON in (POST) and out, every refusal as {"error": {code, message}}."""
 
-    def wrap(view: Callable[..., tuple[int, dict[str, Any]]]):
+    def wrap(view: Callable[..., tuple[int, dict[str, Any]]]) -> Callable[..., JsonResponse]:
         @csrf_exempt
         @login_not_required
         @wraps(view)
@@ -118,32 +120,44 @@ def agent_endpoint(*methods: str):
 
 
 @agent_endpoint("POST")
-def nodes(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+def nodes(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
     return remember(token, data)
 
 
 @agent_endpoint("GET")
-def node(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+def node(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int
+) -> tuple[int, dict[str, Any]]:
     return 200, read_node(token, node_id, as_of=data.get("as_of"))
 
 
 @agent_endpoint("GET")
-def node_authority(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+def node_authority(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int
+) -> tuple[int, dict[str, Any]]:
     return 200, authority(token, node_id, as_of=data.get("as_of"))
 
 
 @agent_endpoint("POST")
-def node_propose(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+def node_propose(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int
+) -> tuple[int, dict[str, Any]]:
     return 200, propose(token, node_id, data)
 
 
 @agent_endpoint("POST")
-def node_extract(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+def node_extract(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int
+) -> tuple[int, dict[str, Any]]:
     return extract_part(token, node_id, data)
 
 
 @agent_endpoint("POST")
-def owner_only(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str):
+def owner_only(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str
+) -> NoReturn:
     raise Forbidden(
         f"{act} is an act of the owner, on the dashboard; agents may only propose",
         code="owner_only",
@@ -151,12 +165,16 @@ def owner_only(request: HttpRequest, token: ApiToken, data: dict[str, Any], node
 
 
 @agent_endpoint("POST")
-def turns(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+def turns(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
     return commit_turn(token, data)
 
 
 @agent_endpoint("GET")
-def recall_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+def recall_view(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
     domains = request.GET.getlist("domain")
     return 200, recall_packets(
         token,
@@ -170,7 +188,9 @@ def recall_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
 
 
 @agent_endpoint("GET", "POST")
-def context_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+def context_view(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
     check_fields(
         data,
         allowed=frozenset({"q", "budget", "scope", "domain", "limit", "as_of"}),
@@ -180,24 +200,30 @@ def context_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
 
 
 @agent_endpoint("POST")
-def walk_view(request: HttpRequest, token: ApiToken, data: dict[str, Any], action: str):
+def walk_view(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any], action: str
+) -> tuple[int, dict[str, Any]]:
     return 200, walk(token, action, data)
 
 
 @agent_endpoint("POST")
-def questions_view(request: HttpRequest, token: ApiToken, data: dict[str, Any]):
+def questions_view(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
     return ask_question(token, data)
 
 
 @agent_endpoint("POST")
 def question_link(
     request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int, act: str
-):
+) -> tuple[int, dict[str, Any]]:
     return 200, link_question(token, node_id, act, data)
 
 
 @agent_endpoint("GET")
-def node_questions(request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int):
+def node_questions(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int
+) -> tuple[int, dict[str, Any]]:
     return 200, open_questions(token, node_id)
 
 

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import admin
+from django.db.models import Model
+from django.http import HttpRequest
 
 from memory.models import ApiToken, Edge, Event, Node, RecallLog, SleepRun, Ticket, Vector
 
+if TYPE_CHECKING:  # ModelAdmin is generic in its stub only (no __class_getitem__ at run time)
+    _ModelAdmin = admin.ModelAdmin[Model]
+else:
+    _ModelAdmin = admin.ModelAdmin
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None) -> bool:
+
+class ReadOnlyAdmin(_ModelAdmin):
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 

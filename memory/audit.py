@@ -74,7 +74,7 @@ def _instant_text(value: datetime | str | None, seen: dict[Any, str]) -> str:
     return f'"{_instant(value)}"'
 
 
-def snapshot_texts_from_rows(rows: list[tuple]) -> dict[int, str]:
+def snapshot_texts_from_rows(rows: list[tuple[Any, ...]]) -> dict[int, str]:
     """canonical_text(snapshot()) of each raw row (id, SNAPSHOT_COLUMNS...), by node id, spelled
     out key by key in sorted order: a dict and its encoding cost ~12 us a node, a third of a
     sweep's time at 100k (tests/test_audit_many.py holds the two equal, on any values). A
@@ -144,7 +144,7 @@ def record(
     reason: str = "",
     related_node: Node | int | None = None,
     detail: dict[str, Any] | None = None,
-    at=None,
+    at: datetime | None = None,
     token: ApiToken | None = None,
     snap: dict[str, Any] | None = None,
 ) -> Event:
@@ -185,7 +185,7 @@ def _append(
     reason: str,
     related_node: Node | int | None,
     detail: dict[str, Any] | None,
-    at,
+    at: datetime | None,
     token: ApiToken | None,
     snap: dict[str, Any] | None,
 ) -> Event:
@@ -237,7 +237,7 @@ def record_many(
     reason: str = "",
     related: dict[int, int] | None = None,
     detail: dict[str, Any] | None = None,
-    at=None,
+    at: datetime | None = None,
     snapshot_texts: dict[int, str] | None = None,
 ) -> int:
     """Append one event per node, snapshotting all of them with one raw SELECT per 900 ids, or
@@ -281,7 +281,7 @@ def record_many(
 _EVENT_ROWS_PER_INSERT = 900  # 9 parameters a row: under SQLite's 32,766 and PostgreSQL's 65,535
 
 
-def _insert_events(rows: list[tuple]) -> None:
+def _insert_events(rows: list[tuple[Any, ...]]) -> None:
     """Insert events in id order, many rows a statement. The ORM's bulk_create spends ~0.2 ms a
     row preparing fields; executemany runs one statement a row, ~35 us a row at 100k nodes, most
     of it a per-statement cost of the table's triggers (~12 us without them); statements of 900

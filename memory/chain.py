@@ -225,7 +225,7 @@ _COLUMNS = (
 )
 
 
-def event_rows(after: int) -> Iterator[tuple]:
+def event_rows(after: int) -> Iterator[tuple[Any, ...]]:
     """Events after id `after`, in id order, read raw in batches (what is in the file)."""
     while True:
         with connection.cursor() as cursor:
@@ -244,7 +244,7 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def _as_stored(row: tuple, prev: str) -> str | None:
+def _as_stored(row: tuple[Any, ...], prev: str) -> str | None:
     """The digest over the row's snapshot and detail texts as they are stored, when both may be
     canonical JSON (audit.record_many stores it so) and the digest is the stored hash; else None.
     A match proves these very texts were chained, so no parse and re-encode is needed (~20 us
@@ -260,7 +260,7 @@ def _as_stored(row: tuple, prev: str) -> str | None:
     return digest if digest == stored else None
 
 
-def digest_of_row(row: tuple, prev: str) -> str:
+def digest_of_row(row: tuple[Any, ...], prev: str) -> str:
     fast = _as_stored(row, prev)
     if fast is not None:
         return fast

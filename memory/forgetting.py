@@ -118,7 +118,7 @@ def root_reasons(ids: Iterable[int]) -> dict[int, list[str]]:
     return out
 
 
-def held_by(node_id: int, *, cap: int = 2000) -> dict:
+def held_by(node_id: int, *, cap: int = 2000) -> dict[str, Any]:
     """What holds a live node: {"roots": why it holds itself} when it is a root, else the
     shortest chain of holders up to a root, {"chain": [(holder id, edge kind), ...], "roots":
     the last holder's reasons}; {"chain": [], "roots": []} when nothing does (it will decay).
@@ -156,7 +156,9 @@ def held_by(node_id: int, *, cap: int = 2000) -> dict:
     return {"chain": [], "roots": []}
 
 
-def _release_days(later: reach.Mark, created: dict[int, datetime], now: datetime, age: float):
+def _release_days(
+    later: reach.Mark, created: dict[int, datetime], now: datetime, age: float
+) -> dict[int, float]:
     """Days until each node of `later.garbage` is unheld: its own age reaching `age`, and every
     holder released first (a node lives while any holder does). Holders-first order makes one
     pass enough; a holding cycle is approximated by its members' own ages."""
@@ -223,7 +225,7 @@ def pending_decays(
     domains: Iterable[str] | None = None,
     limit: int | None = None,
     now: datetime | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """What a sweep would collect now, and what it will collect within `within_days` if nobody
     reads, keeps or links anything: derived on each call (two marks from one read of the graph,
     reach.marks), never stored. Store clock.

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from memory.errors import Conflict, Invalid, NotFound
 from memory.models import Edge, EdgeKind, Jurisdiction, Kind, Node, Trust
@@ -122,7 +122,7 @@ def _last(kind: str) -> Subquery:
     )
 
 
-def _open_questions():
+def _open_questions() -> QuerySet[Node]:
     """Questions whose last answer (if any) is not newer than their last reopening; the store
     clock of the edges (created_at) orders them."""
     return (

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.db import connection
@@ -42,6 +43,12 @@ from memory import audit
 from memory.models import CEREMONY_EVENT_KINDS, DecayReason, EdgeKind, Event, EventKind, Node, Trust
 from memory.trust import trust_map
 from memory.visibility import db_time
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    Ids = npt.NDArray[np.int64]  # node or edge ids
+    Mask = npt.NDArray[np.bool_]
 
 HOLDING = (
     EdgeKind.DERIVED_FROM,
@@ -65,13 +72,13 @@ _AUTHORITY = ", ".join(f"'{k.value}'" for k in CEREMONY_EVENT_KINDS)
 class Mark:
     """One mark at a cutoff: the candidates, those a root reaches, and the rest (garbage)."""
 
-    candidates: np.ndarray
-    garbage: np.ndarray
-    edges: tuple[np.ndarray, np.ndarray]  # live holding edges into candidates
+    candidates: Ids
+    garbage: Ids
+    edges: tuple[Ids, Ids]  # live holding edges into candidates
     edge_mark: int
 
 
-def _rows(sql: str, params: list | tuple = (), *, width: int = 1) -> np.ndarray:
+def _rows(sql: str, params: list[Any] | tuple[Any, ...] = (), *, width: int = 1) -> Ids:
     """The query's integer columns as an (n, width) int64 array (booleans read as 0/1)."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -80,7 +87,7 @@ def _rows(sql: str, params: list | tuple = (), *, width: int = 1) -> np.ndarray:
     return flat.reshape(-1, width)
 
 
-def _folded(expr: str, rest: str, params: list | tuple = ()) -> np.ndarray:
+def _folded(expr: str, rest: str, params: list[Any] | tuple[Any, ...] = ()) -> Ids:
     """The integer `expr` over the rows of `rest` (FROM ... WHERE ...), folded by the database
     into one comma-separated text that numpy parses in C: a row fetched at a time costs ~0.4 us
     of Python objects, which made these loads 2-4x slower than the scans themselves."""
@@ -94,11 +101,11 @@ def _folded(expr: str, rest: str, params: list | tuple = ()) -> np.ndarray:
     return np.fromstring(text or "", dtype=np.int64, sep=",")
 
 
-def _ids(sql: str, params: list | tuple = ()) -> np.ndarray:
+def _ids(sql: str, params: list[Any] | tuple[Any, ...] = ()) -> Ids:
     return _rows(sql, params)[:, 0]
 
 
-def _mask(ids: np.ndarray, size: int) -> np.ndarray:
+def _mask(ids: Ids, size: int) -> Mask:
     """A boolean array indexed by node id, true at `ids`: one lookup per element where np.isin
     would sort both sides on every call."""
     found = np.zeros(size, dtype=bool)
@@ -106,7 +113,7 @@ def _mask(ids: np.ndarray, size: int) -> np.ndarray:
     return found
 
 
-def _self_held(found: np.ndarray) -> np.ndarray:
+def _self_held(found: Ids) -> Ids:
     """Of `found` (live, unread, not permanent), the roots by an event or as open questions:
     ground, proposed or sealed; kept or restored by the owner. They are few, so they are read
     apart and subtracted."""
@@ -140,7 +147,7 @@ def _false() -> str:
     return "FALSE" if connection.vendor == "postgresql" else "0"
 
 
-def _old_unread(cutoffs: Sequence[datetime]) -> tuple[np.ndarray, np.ndarray]:
+def _old_unread(cutoffs: Sequence[datetime]) -> tuple[Ids, Mask]:
     """Live unread nodes that are not permanent and old enough at the latest of `cutoffs` (sorted
     ids), and for each cutoff whether the node is old enough at it (one boolean row per cutoff).
     One scan of the partial index memory_node_decay_candidates, which holds exactly these
@@ -181,7 +188,7 @@ def marks(cutoffs: Sequence[datetime]) -> list[Mark]:
     return [_bfs(ids[at], src, dst, top, size) for at in old]
 
 
-def _bfs(cands: np.ndarray, src: np.ndarray, dst: np.ndarray, top: int, size: int) -> Mark:
+def _bfs(cands: Ids, src: Ids, dst: Ids, top: int, size: int) -> Mark:
     """One BFS from a virtual super-root joined to every root holding a candidate."""
     is_cand = _mask(cands, size)
     into = is_cand[dst]
@@ -199,7 +206,7 @@ def _bfs(cands: np.ndarray, src: np.ndarray, dst: np.ndarray, top: int, size: in
     return Mark(cands, cands[~_mask(reached, size)[cands]], (src, dst), top)
 
 
-def candidates(cutoff: datetime) -> np.ndarray:
+def candidates(cutoff: datetime) -> Ids:
     """Live nodes that are not roots at `cutoff` (created_at <= cutoff is old enough; store
     clock), sorted."""
     ids, _old = _old_unread([cutoff])
@@ -207,7 +214,7 @@ def candidates(cutoff: datetime) -> np.ndarray:
     return ids[~np.isin(ids, spared)] if len(spared) else ids
 
 
-def open_question_ids() -> np.ndarray:
+def open_question_ids() -> Ids:
     """Live open questions: every answer has a reopening at or after it (memory/questions.py's
     rule, in portable SQL)."""
     return _ids(
@@ -219,7 +226,7 @@ def open_question_ids() -> np.ndarray:
     )
 
 
-def holding_edges(cutoff: datetime) -> tuple[np.ndarray, np.ndarray, int]:
+def holding_edges(cutoff: datetime) -> tuple[Ids, Ids, int]:
     """The holding edges into live unread nodes that are not permanent and old enough at
     `cutoff` (the candidates, and the few self-held among them) as (holder ids, held ids), and
     the highest edge id seen (the sweep spares a node that a newer edge holds).
@@ -249,7 +256,7 @@ def mark(cutoff: datetime) -> Mark:
     return marks([cutoff])[0]
 
 
-def holders_first(garbage: np.ndarray, edges: tuple[np.ndarray, np.ndarray]) -> list[int]:
+def holders_first(garbage: Ids, edges: tuple[Ids, Ids]) -> list[int]:
     """The garbage ordered so that a node comes after every garbage node holding it (levels of
     Kahn's algorithm, each level in id order, one numpy pass per level). A sweep cut short by
     its work cap then leaves live only nodes whose holders are gone, never a live holder of a
@@ -264,7 +271,7 @@ def holders_first(garbage: np.ndarray, edges: tuple[np.ndarray, np.ndarray]) -> 
     src, dst = src[inside], dst[inside]
     holders = np.bincount(dst, minlength=size)  # garbage holders left, per node
     left = np.sort(garbage)
-    order: list[np.ndarray] = []
+    order: list[Ids] = []
     while len(left):
         free = holders[left] == 0
         level = left[free]
@@ -276,10 +283,11 @@ def holders_first(garbage: np.ndarray, edges: tuple[np.ndarray, np.ndarray]) -> 
         holders -= np.bincount(dst[gone], minlength=size)
         src, dst = src[~gone], dst[~gone]
         left = left[~free]
-    return np.concatenate(order).tolist()
+    ordered: list[int] = np.concatenate(order).tolist()
+    return ordered
 
 
-def holdings(spared: set[int], edges: tuple[np.ndarray, np.ndarray]) -> set[int]:
+def holdings(spared: set[int], edges: tuple[Ids, Ids]) -> set[int]:
     """`spared` and everything it holds through `edges` (a Mark's holding edges), transitively:
     what the sweep must leave live with a node it spared (memory/sleep/decay.py)."""
     src, dst = edges

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.db import transaction
@@ -77,7 +77,7 @@ def record_hash(record: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _last_record(handle) -> dict[str, Any] | None:
+def _last_record(handle: BinaryIO) -> dict[str, Any] | None:
     """The last parseable record, scanning backwards so a long scroll is never read whole."""
     end = handle.seek(0, os.SEEK_END)
     tail = b""
@@ -94,7 +94,8 @@ def _last_record(handle) -> dict[str, Any] | None:
             if not line.strip():
                 continue
             try:
-                return json.loads(line)
+                record: dict[str, Any] = json.loads(line)
+                return record
             except ValueError:
                 continue  # a torn line from a crash: keep looking further back
         tail = lines[0] if position > 0 else b""

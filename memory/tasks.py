@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from memory.errors import Conflict
 from memory.models import SleepRun
 from memory.sleep.run import run_sleep
 
 
-def sleep_task(run_id: int) -> dict:
+def sleep_task(run_id: int) -> dict[str, Any]:
     """Run the queued SleepRun `run_id` (enqueued by memory.sleep.request_sleep)."""
     run = run_sleep(run=SleepRun.objects.get(pk=run_id))
     return {"id": run.pk, "status": run.status}
 
 
-def scheduled_sleep() -> dict:
+def scheduled_sleep() -> dict[str, Any]:
     """The nightly schedule's entry point; a night when a run is already going is skipped."""
     try:
         run = run_sleep(requested_by="schedule")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db.models import (
     Case,
@@ -26,6 +27,16 @@ from django.db.models import (
 from memory.chunks import chunks
 from memory.models import CEREMONY_EVENT_KINDS, Event, EventKind, Node, Trust
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class Trusted(TypedDict):
+    """What with_trust annotates each node with."""
+
+    trust: str
+
+
 _PRECEDENCE = (
     (EventKind.REJECTED, Trust.REJECTED),
     (EventKind.SUPERSEDED, Trust.SUPERSEDED),
@@ -38,7 +49,7 @@ _TOGGLES = (
 )
 
 
-def trust_from(latest: dict[str, tuple]) -> str:
+def trust_from(latest: dict[str, tuple[datetime, int]]) -> str:
     """Trust from each ceremony kind's latest (at, id) on one node: the one rule, shared by
     trust_map and by callers that group the log themselves (the overview's counts)."""
 
@@ -62,7 +73,9 @@ def _events(kinds: Collection[str], as_of: datetime | None) -> QuerySet[Event]:
     return qs
 
 
-def with_trust(qs: QuerySet[Node] | None = None, *, as_of: datetime | None = None) -> QuerySet:
+def with_trust(
+    qs: QuerySet[Node] | None = None, *, as_of: datetime | None = None
+) -> QuerySet[WithAnnotations[Node, Trusted]]:
     """Annotate each node with `trust`, as it stands now or as it stood at `as_of` (event clock
     of the audit log, Event.at)."""
     qs = Node.objects.all() if qs is None else qs
@@ -86,7 +99,7 @@ def trust_map(node_ids: Iterable[int], *, as_of: datetime | None = None) -> dict
     result = dict.fromkeys(ids, Trust.UNREVIEWED.value)
     if not ids:
         return result
-    seen: dict[int, dict[str, tuple]] = {}
+    seen: dict[int, dict[str, tuple[datetime, int]]] = {}
     for chunk in chunks(ids):
         qs = Event.objects.filter(node_id__in=chunk, kind__in=CEREMONY_EVENT_KINDS)
         if as_of is not None:

@@ -14,17 +14,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 
 from memory.chunks import chunks
 from memory.clocks import parse_instant
 from memory.errors import Invalid, NotFound
 from memory.models import CEREMONY_EVENT_KINDS, EventKind, Node, Trust
 from memory.trust import trust_map
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 SCOPES = ("home", "wild", "both")
 LIFECYCLE_KINDS = (EventKind.DECAYED, EventKind.RESTORED, EventKind.REVIVED)
@@ -77,16 +80,16 @@ class Visibility:
     def row_mask(
         self,
         *,
-        domain: np.ndarray,
+        domain: npt.NDArray[np.int32],
         codes: Mapping[str, int],
-        wild: np.ndarray,
-        created: np.ndarray,
-    ) -> np.ndarray | None:
+        wild: npt.NDArray[np.bool_],
+        created: npt.NDArray[np.float64],
+    ) -> npt.NDArray[np.bool_] | None:
         """sql()'s twin for the vector paths (the exact scan and the ANN index): which rows pass
         domains, scope and created by as_of, given per-row domain codes (into `codes`), a wild
         flag and the store clock in epoch seconds. None when every row passes. Liveness and
         trust are judged afterwards, per candidate (live_at, lawful_trust), on every path."""
-        mask: np.ndarray | None = None
+        mask: npt.NDArray[np.bool_] | None = None
         if self.domains is not None:
             wanted = [codes[d] for d in self.domains if d in codes]
             mask = np.isin(domain, wanted)
@@ -112,14 +115,15 @@ def indexed_by(index: str) -> str:
     return f"INDEXED BY {index}" if connection.vendor == "sqlite" else ""
 
 
-def first_by_id(rows: QuerySet, n: int, *, newest: bool = False) -> QuerySet:
+def first_by_id[M: Model](rows: QuerySet[M], n: int, *, newest: bool = False) -> QuerySet[M]:
     """The first (or newest) `n` of `rows` by id: their ids read first, then only those rows.
     `ORDER BY id LIMIT n` over a filter no index keeps in id order (a node's in-edges, on the
     (to_node, kind) index) reads every matching row before it sorts; the ids alone come from the
     index (docs/DESIGN.md, "Two engines")."""
     order = "-id" if newest else "id"
     first = rows.order_by(order).values("id")[:n]
-    return rows.model.objects.filter(pk__in=first).order_by(order)
+    model: type[Any] = rows.model  # a concrete model's `objects` is not on the Model stub
+    return cast("QuerySet[M]", model.objects.filter(pk__in=first).order_by(order))
 
 
 def live_at(node_ids: Iterable[int], *, as_of: datetime | None) -> set[int]:

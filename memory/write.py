@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, TextChoices
 from django.utils import timezone
 
 from memory import audit
@@ -33,9 +33,12 @@ from memory.models import (
     Node,
     Trust,
 )
-from memory.nest import Nest, nest_into
+from memory.nest import Nest as Nest  # re-exported ("X as X" for mypy): extract.py uses it
+from memory.nest import nest_into
 from memory.reach import HELD_BY_REVIVED, HOLDING, restore_held
-from memory.scrub import body_hash_of, content_key_of, scrub
+from memory.scrub import body_hash_of as body_hash_of  # re-exported: drift, ceremony
+from memory.scrub import content_key_of as content_key_of  # re-exported: bench/synthetic.py
+from memory.scrub import scrub as scrub  # re-exported: importers, scroll, drift, ceremony
 from memory.trust import trust_map
 
 # Documents brought in from outside: their origin may be the source they were read from.
@@ -67,13 +70,13 @@ def check_lengths(*, source: str, signature: str) -> None:
             raise TooLarge(f"{name} has {len(text)} characters; the limit is {limit}")
 
 
-def _choice(value: Any, choices, field: str) -> str:
+def _choice(value: Any, choices: type[TextChoices], field: str) -> str:
     if value not in choices.values:
         raise Invalid(
             f"unknown {field} {value!r}; expected one of: {', '.join(choices.values)}",
             code=f"unknown_{field}",
         )
-    return value
+    return cast(str, value)  # one of the choices' values
 
 
 def _parse_origins(origins: Iterable[Mapping[str, Any]] | None) -> list[tuple[int, str]]:
@@ -293,7 +296,7 @@ def _same_key(request: _Request) -> list[tuple[int, Any, str, str, str]]:
     return list(rows.values_list("pk", "decayed_at", "domain", "jurisdiction", "kind"))
 
 
-def _tombstone(request: _Request, same_key: list[tuple]) -> int | None:
+def _tombstone(request: _Request, same_key: list[tuple[int, Any, str, str, str]]) -> int | None:
     """The rejected node whose content key this write carries, in its domain (any jurisdiction
     or kind: the owner rejected the words), else None."""
     same = [
@@ -311,7 +314,7 @@ def _tombstone(request: _Request, same_key: list[tuple]) -> int | None:
     )
 
 
-def _known(request: _Request, same_key: list[tuple]) -> WriteResult | None:
+def _known(request: _Request, same_key: list[tuple[int, Any, str, str, str]]) -> WriteResult | None:
     """The existing node this write is, if any: same content key, domain, jurisdiction and kind,
     and not sealed (sealed content answers as unseen content would: a fresh node). A live one is
     returned; a decayed one is revived. Either way the new origins are recorded on an event,

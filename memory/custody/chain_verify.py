@@ -15,11 +15,15 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.utils import timezone
 
 from memory.chain import GENESIS, digest_of_row, event_rows
+
+if TYPE_CHECKING:
+    from memory.models import ChainCheckpoint
 
 # Sleep verifies incrementally from the last checkpoint; once a week it starts from the first event.
 FULL_EVERY = timedelta(days=7)
@@ -106,7 +110,7 @@ def verify_from_checkpoint(*, full: bool | None = False) -> ChainReport:
     return report
 
 
-def _anchor(checkpoint) -> None:
+def _anchor(checkpoint: ChainCheckpoint) -> None:
     """Append the checkpoint to the anchor file (after its commit; a line per checkpoint)."""
     path = Path(settings.GROVE_CHAIN_ANCHOR)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -145,7 +149,7 @@ def anchors_disagree() -> list[str]:
     ]
 
 
-def last_checkpoint():
+def last_checkpoint() -> ChainCheckpoint | None:
     """The latest checkpoint (for the audit page), or None. Reads, never writes."""
     from memory.models import ChainCheckpoint
 

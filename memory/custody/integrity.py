@@ -12,19 +12,21 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import DatabaseError, connection
 
 MAX_EXAMPLES = 20
 
 
-def _rows(sql: str, params: tuple = ()) -> list[tuple]:
+def _rows(sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+        return rows
 
 
-def _changed(n: str, marks: dict[str, int] | None) -> tuple[str, tuple]:
+def _changed(n: str, marks: dict[str, int] | None) -> tuple[str, tuple[int, ...]]:
     """Above marks: an SQL condition keeping the nodes `n` that are new or have a new event (the
     flags below change only with an event; one changed behind the triggers waits for the
     weekly full run). Without marks: no condition."""
@@ -309,7 +311,7 @@ def root_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
     )
     age = timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)
 
-    def when(value) -> datetime:
+    def when(value: datetime | str) -> datetime:
         value = datetime.fromisoformat(value) if isinstance(value, str) else value
         return value if value.tzinfo else value.replace(tzinfo=UTC)
 

@@ -10,10 +10,15 @@ name (a rename by hand) is refused the same way.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
+
+if TYPE_CHECKING:
+    from django.db.backends.base.base import BaseDatabaseWrapper
 
 # Commands that may run on any database: they migrate it, describe it, or do not touch it.
 UNGATED_COMMANDS = frozenset(
@@ -64,7 +69,7 @@ def schema_problems(alias: str = DEFAULT_DB_ALIAS) -> list[str]:
     return problems
 
 
-def _missing_columns(connection) -> list[str]:
+def _missing_columns(connection: BaseDatabaseWrapper) -> list[str]:
     tables = set(connection.introspection.table_names())
     found = []
     with connection.cursor() as cursor:

@@ -17,6 +17,8 @@ mark but committed after it was taken (PostgreSQL sequences), FTS5's whole-index
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import connection
 
 from memory.custody.chain_verify import full_due
@@ -51,7 +53,7 @@ def last_verified() -> dict[str, int] | None:
     return None
 
 
-def sleep_checks(*, full: bool = False) -> tuple[list[CheckResult], dict]:
+def sleep_checks(*, full: bool = False) -> tuple[list[CheckResult], dict[str, Any]]:
     """Run the checks as sleep does: from the last verified point; everything when `full`, when
     the weekly run is due, or when nothing was verified yet (then the chain still starts at its
     checkpoint unless its own weekly run is due). Returns the results and what the step
@@ -62,7 +64,11 @@ def sleep_checks(*, full: bool = False) -> tuple[list[CheckResult], dict]:
     rows_full = weekly or since is None
     marks = current_marks()  # before checking: rows arriving meanwhile wait for the next run
     results = run_checks(full_chain=weekly, since=None if rows_full else since)
-    info: dict = {"full": rows_full, "chain_full": weekly, "since": None if rows_full else since}
+    info: dict[str, Any] = {
+        "full": rows_full,
+        "chain_full": weekly,
+        "since": None if rows_full else since,
+    }
     if all(r.ok for r in results):
         info["verified"] = marks
     return results, info

@@ -320,4 +320,7 @@ def ingest(
 
 
 def _progress(items: list[_File], *, show: bool) -> Iterable[_File]:
-    return tqdm(items, desc="import", unit="file", file=sys.stderr, disable=not show)
+    bar: Iterable[_File] = tqdm(
+        items, desc="import", unit="file", file=sys.stderr, disable=not show
+    )
+    return bar

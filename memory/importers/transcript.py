@@ -295,7 +295,13 @@ def ingest(
 
 
 def _import_file(
-    file_path: Path, *, root: Path, tz: str | None, domain: str, actor: str, summary
+    file_path: Path,
+    *,
+    root: Path,
+    tz: str | None,
+    domain: str,
+    actor: str,
+    summary: TranscriptSummary,
 ) -> str:
     """Import one file in one transaction: 'new', 'changed' or 'unchanged'. Refuses (Invalid) a
     link out of the root, a file over the size limit or unreadable, and what parse refuses."""

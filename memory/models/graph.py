@@ -3,6 +3,8 @@ mentions)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Length, Trim
@@ -136,7 +138,7 @@ class Node(models.Model):
         return self.decayed_at is None
 
     @property
-    def event_time(self):
+    def event_time(self) -> datetime:
         """The event clock: referent_time when known, else the store clock."""
         return self.referent_time or self.created_at
 

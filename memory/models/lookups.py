@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from django.db import models
 from django.db.models import Lookup
+
+if TYPE_CHECKING:
+    from django.db.backends.base.base import BaseDatabaseWrapper
+    from django.db.models.sql.compiler import SQLCompiler
 
 
 @models.CharField.register_lookup
@@ -14,12 +19,17 @@ class Glob(Lookup):
 
     lookup_name = "glob"
 
-    def as_sql(self, compiler, connection):
+    # Django takes the params as any sequence (this returns a list); its stub says a tuple.
+    def as_sql(  # type: ignore[override]
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper
+    ) -> tuple[str, list[str | int]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         rhs, rhs_params = self.process_rhs(compiler, connection)
         return f"{lhs} GLOB {rhs}", [*lhs_params, *rhs_params]
 
-    def as_postgresql(self, compiler, connection):
+    def as_postgresql(
+        self, compiler: SQLCompiler, connection: BaseDatabaseWrapper
+    ) -> tuple[str, list[str | int]]:
         # PostgreSQL has no GLOB: the same pattern as an anchored POSIX regex (~ is
         # case-sensitive like GLOB). Patterns here are literals: [classes], * and ?.
         lhs, lhs_params = self.process_lhs(compiler, connection)

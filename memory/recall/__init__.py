@@ -155,7 +155,7 @@ def recall(
 
 
 @functools.cache
-def _log_insert() -> tuple[str, tuple[Field, ...]]:
+def _log_insert() -> tuple[str, tuple[Field[Any, Any], ...]]:
     fields = tuple(f for f in RecallLog._meta.concrete_fields if not f.primary_key)
     columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
     marks = ", ".join(["%s"] * len(fields))

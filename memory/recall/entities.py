@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -225,7 +226,7 @@ def _opener(word: str) -> bool:
 # --- sleep's step ----------------------------------------------------------------------------
 
 
-def record_mentions(*, after_id: int, limit: int | None, batch: int = 2000) -> dict:
+def record_mentions(*, after_id: int, limit: int | None, batch: int = 2000) -> dict[str, Any]:
     """Mentions for nodes with an id above `after_id` (oldest first), each batch in its own
     transaction; returns {"count": nodes read, "mentions": rows written, "through_id"}. A
     node's rows are derived from its immutable body, so redoing a batch writes nothing new."""

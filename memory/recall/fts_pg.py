@@ -40,7 +40,8 @@ def document_count(term: str, *, cap: int) -> int:
             "LIMIT %s) AS hits",
             [*params, cap],
         )
-        return cursor.fetchone()[0]
+        count: int = cursor.fetchone()[0]
+        return count
 
 
 def candidates(

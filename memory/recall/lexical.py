@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import connection
 
@@ -182,7 +183,9 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
     return hits
 
 
-def _ranked(match: str, floor: int, where: str, params: list, k: int) -> list[tuple[int, float]]:
+def _ranked(
+    match: str, floor: int, where: str, params: list[Any], k: int
+) -> list[tuple[int, float]]:
     """The best k visible matches of `match` from node id `floor` on, by bm25."""
     window = "AND f.rowid >= %s " if floor else ""
     bound = [floor] if floor else []
@@ -212,10 +215,13 @@ def _ranked(match: str, floor: int, where: str, params: list, k: int) -> list[tu
             f"WHERE memory_node_fts MATCH %s {window}AND {where} ORDER BY r DESC LIMIT %s",
             [match, *bound, *params, k],
         )
-        return cursor.fetchall()
+        scored: list[tuple[int, float]] = cursor.fetchall()
+        return scored
 
 
-def _visible(ranked: list[tuple[int, float]], where: str, params: list) -> list[tuple[int, float]]:
+def _visible(
+    ranked: list[tuple[int, float]], where: str, params: list[Any]
+) -> list[tuple[int, float]]:
     """The hits that pass the visibility clauses `where`, in their order."""
     if not ranked:
         return []

@@ -24,10 +24,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.conf import settings
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 logger = logging.getLogger(__name__)
 
@@ -84,12 +87,13 @@ class Signals:
 
 @dataclass(frozen=True)
 class Model:
-    mean: np.ndarray
-    scale: np.ndarray
-    coefficients: np.ndarray
+    mean: npt.NDArray[np.float64]
+    scale: npt.NDArray[np.float64]
+    coefficients: npt.NDArray[np.float64]
 
-    def score(self, x: np.ndarray) -> np.ndarray:
-        return ((x - self.mean) / self.scale) @ self.coefficients
+    def score(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        scores: npt.NDArray[np.float64] = ((x - self.mean) / self.scale) @ self.coefficients
+        return scores
 
 
 # First-person words, counted by substring on the casefolded excerpt with its commas, stops and
@@ -115,7 +119,7 @@ def _body_features(body: str) -> tuple[float, float, float]:
     return min(len(body), 240) / 240, float(body.rstrip().endswith("?")), _first_person(body)
 
 
-def _of_bodies(bodies: list[str]) -> np.ndarray:
+def _of_bodies(bodies: list[str]) -> npt.NDArray[np.float64]:
     if len(bodies) > len(_BODY_ROWS):  # a pool larger than the store: no keeping
         return np.array([_body_features(b) for b in bodies], dtype=np.float64)
     with _body_lock:
@@ -189,7 +193,9 @@ def _mentioned(lines: str | None, speakers: frozenset[str]) -> tuple[float, floa
     return min(names, NAMES) / NAMES, min(other, SPECIFICS) / SPECIFICS
 
 
-def features(ordered: Sequence[int], scores: dict[int, float], s: Signals) -> np.ndarray:
+def features(
+    ordered: Sequence[int], scores: dict[int, float], s: Signals
+) -> npt.NDArray[np.float64]:
     """One row of FEATURES per node of `ordered` (the fused order, best first), built a column
     at a time into one array (a Python row per candidate cost a tenth of a 10k recall;
     tests/test_rerank.py holds them equal to a row-at-a-time reference)."""
@@ -278,7 +284,8 @@ def current() -> Model | None:
                 logger.warning(
                     "reranker %s refused: %s; recall keeps the fused order", MODEL_PATH, exc
                 )
-        return _state["model"]
+        model: Model | None = _state["model"]
+        return model
 
 
 def forget() -> None:

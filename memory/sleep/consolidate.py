@@ -54,7 +54,7 @@ def consolidate(
     dry_run: bool = False,
     beat: Callable[..., None] | None = None,
     min_cosine: float = MIN_COSINE,
-) -> dict:
+) -> dict[str, Any]:
     """Merge the cliques reached from similar edges newer than `after_edge_id` (at most `limit`
     losers). Each loser decays (reason consolidated, related_node = keeper) with a
     consolidated_into edge, flag, edge and event in one transaction per clique. Reads the store
@@ -88,7 +88,7 @@ def consolidate(
     return _result(losers_total, cliques, through, capped=False)
 
 
-def _result(count: int, cliques: int, through: int, *, capped: bool) -> dict:
+def _result(count: int, cliques: int, through: int, *, capped: bool) -> dict[str, Any]:
     return {"count": count, "cliques": cliques, "through_edge_id": through, "capped": capped}
 
 

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.conf import settings
 
 from memory.vectors.index import CROSSLINK_PROBES, VectorIndex
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 ASK_BLOCK = 1024  # probers per product
 # New rows per nearest-cluster search: its temporaries are ~32 bytes per row and cluster (130 MB
@@ -33,8 +37,8 @@ class Best:
     """Per new row (by position), its best candidates so far, best first: cosine and index row
     (-inf and -1 where there are fewer)."""
 
-    values: np.ndarray  # (n, keep) float32
-    cols: np.ndarray  # (n, keep) int32
+    values: npt.NDArray[np.float32]  # (n, keep)
+    cols: npt.NDArray[np.int32]  # (n, keep)
 
     @classmethod
     def empty(cls, n: int, keep: int) -> Best:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -95,7 +96,7 @@ def crosslink(
     beat: Callable[..., None] | None = None,
     min_cosine: float = MIN_COSINE,
     cap: int = CAP,
-) -> dict:
+) -> dict[str, Any]:
     """Link each live node with id > after_id (at most `limit` of them) to its `cap` nearest
     older live nodes in the same domain with cosine >= min_cosine. Reads no clock (ids order).
 
@@ -140,7 +141,7 @@ def crosslink(
 def _link_blocks(
     view: LiveVectors,
     new_rows: np.ndarray,
-    pairs_for: Callable[[np.ndarray], dict],
+    pairs_for: Callable[[np.ndarray], dict[int, list[tuple[float, int]]]],
     *,
     block: int = 0,
     after_id: int,
@@ -148,7 +149,7 @@ def _link_blocks(
     beat: Callable[..., None] | None,
     min_cosine: float,
     cap: int,
-) -> dict:
+) -> dict[str, Any]:
     """Link `new_rows` block by block (each block commits on its own), with the candidates
     `pairs_for(rows)` finds: the one loop of both paths (exact product and vector index)."""
     added = 0
@@ -179,7 +180,7 @@ def _crosslink_indexed(
     beat: Callable[..., None] | None,
     min_cosine: float,
     cap: int,
-) -> dict:
+) -> dict[str, Any]:
     """crosslink() over the vector index: the same rules, candidates from the IVF join."""
     # A boolean array by node id: one lookup per row where np.isin would sort both sides.
     top = int(index.ids.max()) + 1 if index.rows else 1

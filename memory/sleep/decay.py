@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -133,7 +134,7 @@ def decay(
     beat: Callable[..., None] | None = None,
     now: datetime | None = None,
     min_age_days: float | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The decay step: mark from the roots, sweep at most `limit` unreachable nodes (holders
     first) in batches of BATCH. Store clock only; `now` defaults to the store clock's now.
     Returns {"count": decayed (or that would be, when dry_run), "candidates", "unreachable"}."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -43,7 +44,8 @@ def promotion_threshold() -> int:
             "ORDER BY access_count LIMIT 1 OFFSET %s",
             [math.ceil(PERCENTILE * count) - 1],
         )
-        return max(FLOOR, cursor.fetchone()[0])
+        at_percentile: int = cursor.fetchone()[0]
+        return max(FLOOR, at_percentile)
 
 
 def _read_live() -> str:
@@ -59,7 +61,7 @@ def promote(
     limit: int | None = None,
     dry_run: bool = False,
     beat: Callable[..., None] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Make permanent (permanent_at = now, store clock) every live node whose access_count has
     reached promotion_threshold() on at least READ_DAYS days, oldest id first, at most `limit`;
     each batch sets the flags and writes their promoted_permanent events in one transaction.

@@ -25,6 +25,7 @@ import time
 import traceback
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -41,6 +42,9 @@ from memory.sleep.decay import decay
 from memory.sleep.promote import promote
 from memory.sleep.semantic import refresh_semantic
 from memory.vectors.embed import Since, embed_missing, get_embedder, missing_ids
+
+if TYPE_CHECKING:
+    from django_q.models import Schedule  # untyped: Any to mypy
 
 STEPS = (
     "semantic",
@@ -60,7 +64,7 @@ WORKER_KEY = "_worker"
 # --- one run at a time ------------------------------------------------------------------------
 
 
-def _process_gone(worker: dict) -> bool:
+def _process_gone(worker: dict[str, Any]) -> bool:
     """True when the run's worker process is known dead (same host, pid gone or a zombie)."""
     pid = worker.get("pid")
     if not pid or worker.get("host") != socket.gethostname() or pid == os.getpid():
@@ -163,7 +167,7 @@ def _last_complete_embed(model: str) -> Since | None:
     return None
 
 
-def _embed(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+def _embed(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[str, Any]:
     name = get_embedder().name
     through = Node.objects.aggregate(top=Max("id"))["top"] or 0
     # Only what arrived or came back since a complete run: no anti-join over the whole graph
@@ -180,39 +184,39 @@ def _embed(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
     return {"count": made, "model": name, "through_id": through, "complete": missing() == 0}
 
 
-def _entities(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+def _entities(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[str, Any]:
     after = last_mark("entities", "through_id")
     if dry_run:
         return {"count": Node.objects.filter(pk__gt=after).count(), "through_id": after}
     return record_mentions(after_id=after, limit=limit)
 
 
-def _crosslink(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+def _crosslink(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[str, Any]:
     after = last_mark("crosslink", "through_id", model=get_embedder().name)
     return crosslink(after_id=after, limit=limit, dry_run=dry_run, beat=beat)
 
 
-def _consolidate(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+def _consolidate(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[str, Any]:
     after = last_mark("consolidate", "through_edge_id")
     return consolidate(after_edge_id=after, limit=limit, dry_run=dry_run, beat=beat)
 
 
-def _promote(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+def _promote(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[str, Any]:
     return promote(limit=limit, dry_run=dry_run, beat=beat)
 
 
-def _decay(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+def _decay(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[str, Any]:
     return decay(limit=limit, dry_run=dry_run, beat=beat)
 
 
-def _integrity(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+def _integrity(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[str, Any]:
     # What changed since the last clean run, or everything once a week (integrity_since.py).
     results, info = sleep_checks()
     failed = {r.name: r.violations for r in results if not r.ok}
     return {"count": sum(len(v) for v in failed.values()), "failed": failed, **info}
 
 
-_STEP_FUNCS: dict[str, Callable[[int | None, bool, Callable[..., None]], dict]] = {
+_STEP_FUNCS: dict[str, Callable[[int | None, bool, Callable[..., None]], dict[str, Any]]] = {
     "semantic": refresh_semantic,
     "embed": _embed,
     "entities": _entities,
@@ -224,7 +228,7 @@ _STEP_FUNCS: dict[str, Callable[[int | None, bool, Callable[..., None]], dict]] 
 }
 
 
-def _save(run: SleepRun, **fields) -> None:
+def _save(run: SleepRun, **fields: Any) -> None:
     """Write the run's progress; if someone marked it failed meanwhile, stop working."""
     fields.setdefault("heartbeat_at", timezone.now())
     fields["steps"] = run.steps
@@ -281,7 +285,7 @@ def run_sleep(
         for step in steps:
             run.current_step = step
 
-            def beat(_step: str = step, **progress) -> None:
+            def beat(_step: str = step, **progress: Any) -> None:
                 run.steps[_step] = {**run.steps.get(_step, {}), **progress, "partial": True}
                 _save(run)
 
@@ -344,7 +348,7 @@ def request_sleep(
     return run
 
 
-def ensure_schedule(*, cron: str | None = None):
+def ensure_schedule(*, cron: str | None = None) -> Schedule:
     """Create or update the one django-q2 schedule that runs sleep (GROVE_SLEEP_CRON, nightly at
     03:30 UTC by default). Idempotent: calling it again changes nothing unless the cron changed.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -41,7 +42,7 @@ def due(*, live: int) -> str:
     return ""
 
 
-def refresh_semantic(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict:
+def refresh_semantic(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[str, Any]:
     """The sleep step (its time is in the sleep table like every step's)."""
     if not settings.GROVE_SEMANTIC_MODEL:
         return {"count": 0, "skipped": "GROVE_SEMANTIC_MODEL is off"}

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import scipy.sparse
@@ -30,6 +30,9 @@ from django.utils.module_loading import import_string
 
 from memory.chunks import chunks
 from memory.models import Event, Node
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ class Embedder(Protocol):
     name: str
     dim: int
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Return float32 vectors of shape (len(texts), dim), L2-normalised, never zero."""
         ...
 
@@ -89,7 +92,7 @@ class HashingEmbedder:
         )
         self._normalise_rows = inplace_csr_row_normalize_l2
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         texts = list(texts)
         # What HashingVectorizer.transform computes (norm="l2": sklearn's normalize runs this
         # in-place row normalisation), without its per-call rebuilding and validation.
@@ -105,10 +108,11 @@ class HashingEmbedder:
         return normalise(dense)
 
 
-def normalise(matrix: np.ndarray) -> np.ndarray:
+def normalise(matrix: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32)
+    unit: npt.NDArray[np.float32] = (matrix / norms).astype(np.float32)
+    return unit
 
 
 @functools.cache
@@ -116,7 +120,8 @@ def configured_embedder() -> Embedder:
     """The configured embedder (GROVE_EMBEDDER, GROVE_EMBEDDER_PATH), built once per process."""
     cls = import_string(settings.GROVE_EMBEDDER)
     try:
-        return cls(path=settings.GROVE_EMBEDDER_PATH)
+        embedder: Embedder = cls(path=settings.GROVE_EMBEDDER_PATH)
+        return embedder
     except EmbedderRefused as exc:
         logger.warning(
             "embedder %s refused: %s; recall uses the hashing embedder",
@@ -142,7 +147,7 @@ def to_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
-def from_blob(blob: bytes | memoryview, dim: int) -> np.ndarray:
+def from_blob(blob: bytes | memoryview, dim: int) -> npt.NDArray[np.float32]:
     return np.frombuffer(blob, dtype="<f4", count=dim)
 
 
@@ -182,7 +187,9 @@ def embed_missing(
     return made
 
 
-def missing_ids(model: str, *, limit: int | None = None, since: Since | None = None) -> np.ndarray:
+def missing_ids(
+    model: str, *, limit: int | None = None, since: Since | None = None
+) -> npt.NDArray[np.int64]:
     """Ids of live nodes without a `model` vector, oldest first (store clock, then id)."""
     missing = Node.objects.filter(decayed_at__isnull=True).exclude(vectors__model=model)
     if since is not None:
@@ -212,7 +219,7 @@ _INSERT = (
 )
 
 
-def _embed_batch(embedder: Embedder, ids: np.ndarray) -> int:
+def _embed_batch(embedder: Embedder, ids: npt.NDArray[np.int64]) -> int:
     """Embed and store the nodes `ids` that are still live; returns how many."""
     wanted = [int(i) for i in ids]
     order = {node_id: k for k, node_id in enumerate(wanted)}

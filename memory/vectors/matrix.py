@@ -10,7 +10,7 @@ import functools
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import faiss
 import numpy as np
@@ -20,6 +20,9 @@ from threadpoolctl import ThreadpoolController
 from memory.vectors.embed import get_embedder
 from memory.vectors.index import epoch
 from memory.visibility import Visibility
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 logger = logging.getLogger("grove.recall")
 
@@ -39,11 +42,13 @@ class Matrix:
     floor: int = 0  # rows have vector ids above this (the vector index holds the rest)
     last: tuple[int, int, str] | None = None  # (vector id, node id, created_at) of the last row
     n: int = 0
-    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 1), dtype=np.float32))
-    domain_codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    wild: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    created: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    ids: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    vectors: npt.NDArray[np.float32] = field(
+        default_factory=lambda: np.zeros((0, 1), dtype=np.float32)
+    )
+    domain_codes: npt.NDArray[np.int32] = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    wild: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    created: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     domains: dict[str, int] = field(default_factory=dict)
     norm_max: float = 0.0  # the largest row norm so far (bounds the float16 scan's error)
     coarse: Any = None  # float16 copy of rows [0, coarse.ntotal) for the first pass (faiss)
@@ -114,7 +119,7 @@ def _reserve(cache: Matrix, need: int) -> None:
         cache.vectors = grown
 
 
-def _append(cache: Matrix, rows: list[tuple]) -> None:
+def _append(cache: Matrix, rows: list[tuple[Any, ...]]) -> None:
     # A blob of the wrong length (edited in the file) is skipped, not reshaped into a crash;
     # integrity's vectors_of_wrong_dimension names it.
     for bad in (r for r in rows if len(r[3]) != cache.dim * 4):
@@ -155,7 +160,7 @@ def _blas() -> ThreadpoolController:
 
 
 def exact_candidates(
-    matrix: Matrix, q: np.ndarray, vis: Visibility, k: int
+    matrix: Matrix, q: npt.NDArray[np.float32], vis: Visibility, k: int
 ) -> list[tuple[int, float]]:
     n = matrix.n  # rows appended meanwhile by another thread are left to the next recall
     mask = vis.row_mask(
@@ -187,8 +192,8 @@ def exact_candidates(
 
 
 def _coarse_rows(
-    matrix: Matrix, n: int, q: np.ndarray, mask: np.ndarray | None, k: int
-) -> np.ndarray | None:
+    matrix: Matrix, n: int, q: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_] | None, k: int
+) -> npt.NDArray[np.int64] | None:
     """The rows that can be among the exact top k, found by a first pass over a float16 copy
     (half the bytes of the float32 scan, which is memory-bound); None to scan every row.
 
@@ -215,6 +220,8 @@ def _coarse_rows(
         elif coarse.ntotal > n:
             params.sel = faiss.IDSelectorRange(0, n)
         faiss.omp_set_num_threads(1)
+        found: npt.NDArray[np.float32]
+        labels: npt.NDArray[np.int64]
         found, labels = coarse.search(query, fetch, params=params)
     del bitmap, params
     keep = labels[0] >= 0
@@ -224,7 +231,7 @@ def _coarse_rows(
     if len(labels) == passing:
         return np.sort(labels)  # every visible row is a candidate
     margin = 2 * COARSE_ERROR * float(np.linalg.norm(q)) * matrix.norm_max
-    bound = found[min(k, len(found)) - 1] - margin
+    bound: np.floating[Any] = found[min(k, len(found)) - 1] - margin
     if found[-1] >= bound:
         return None  # rows beyond the fetch may still qualify
     return np.sort(labels[found >= bound])

@@ -11,12 +11,15 @@ from __future__ import annotations
 import mmap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import faiss
 import numpy as np
 
 from memory.visibility import Visibility
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 RECALL_SCAN_SHARE = 1 / 16  # share of the lists a recall probes (bench: R@10 against exact)
 RESCORE_FACTOR = 3  # candidates fetched per wanted one, rescored with float16 vectors
@@ -36,14 +39,14 @@ class VectorIndex:
     last_vector_id: int
     trained_rows: int
     skipped: int  # vectors up to last_vector_id left out: another dim, or a damaged blob
-    ids: np.ndarray  # node id per row
-    domain: np.ndarray  # int32 code per row, into `domains`
+    ids: npt.NDArray[np.int64]  # node id per row
+    domain: npt.NDArray[np.int32]  # code per row, into `domains`
     domains: list[str]
-    wild: np.ndarray
-    created: np.ndarray  # epoch seconds (store clock)
-    cluster: np.ndarray  # int32 IVF list per row
-    centroids: np.ndarray  # (nlist, dim) float32
-    vectors: np.ndarray  # (rows, dim) float16, memory-mapped
+    wild: npt.NDArray[np.bool_]
+    created: npt.NDArray[np.float64]  # epoch seconds (store clock)
+    cluster: npt.NDArray[np.int32]  # IVF list per row
+    centroids: npt.NDArray[np.float32]  # (nlist, dim)
+    vectors: npt.NDArray[np.float16]  # (rows, dim), memory-mapped
     _ivf: Any = None
     _ivf_rows: int = 0
     _rescored: int = 0  # rows read for rescoring since the pages were last released
@@ -55,7 +58,7 @@ class VectorIndex:
     def codes(self) -> dict[str, int]:
         return {name: i for i, name in enumerate(self.domains)}
 
-    def mask(self, vis: Visibility) -> np.ndarray | None:
+    def mask(self, vis: Visibility) -> npt.NDArray[np.bool_] | None:
         return vis.row_mask(
             domain=self.domain, codes=self.codes(), wild=self.wild, created=self.created
         )

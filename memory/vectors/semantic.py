@@ -21,10 +21,13 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.conf import settings
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +54,12 @@ class SemanticEmbedder:
     components, L2-normalised; a text with no known word gets a direction seeded by the text."""
 
     def __init__(
-        self, *, vocabulary: Sequence[str], idf: np.ndarray, components: np.ndarray, meta: dict
+        self,
+        *,
+        vocabulary: Sequence[str],
+        idf: npt.NDArray[np.floating[Any]],
+        components: npt.NDArray[np.floating[Any]],
+        meta: dict[str, Any],
     ) -> None:
         from sklearn.feature_extraction.text import CountVectorizer
 
@@ -70,7 +78,7 @@ class SemanticEmbedder:
             lowercase=True,
         )
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         from sklearn.preprocessing import normalize
 
         texts = list(texts)
@@ -82,10 +90,16 @@ class SemanticEmbedder:
             seed = int.from_bytes(hashlib.sha256(texts[row].encode()).digest()[:8], "little")
             dense[row] = np.random.default_rng(seed).standard_normal(self.dim)
         norms = np.linalg.norm(dense, axis=1, keepdims=True)
-        return (dense / norms).astype(np.float32)
+        unit: npt.NDArray[np.float32] = (dense / norms).astype(np.float32)
+        return unit
 
 
-def _check(vocabulary: Sequence[str], idf: np.ndarray, components: np.ndarray, meta: dict) -> None:
+def _check(
+    vocabulary: Sequence[str],
+    idf: npt.NDArray[np.floating[Any]],
+    components: npt.NDArray[np.floating[Any]],
+    meta: dict[str, Any],
+) -> None:
     if components.ndim != 2 or not 2 <= components.shape[0] <= 1024:
         raise ModelRefused(f"components have shape {components.shape}, not (dim, vocabulary)")
     if meta.get("dim", components.shape[0]) != components.shape[0]:
@@ -214,7 +228,8 @@ def current() -> SemanticEmbedder | None:
                     path,
                     exc,
                 )
-        return _current["model"]
+        held: SemanticEmbedder | None = _current["model"]
+        return held
 
 
 def forget() -> None:

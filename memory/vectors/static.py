@@ -15,10 +15,14 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memory.vectors.embed import EmbedderRefused, normalise
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 class Model2VecEmbedder:
@@ -61,7 +65,7 @@ class Model2VecEmbedder:
             digest.update((folder / name).read_bytes())
         self.name = f"model2vec-{self.dim}-{digest.hexdigest()[:12]}"
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         texts = list(texts)
         dense = np.asarray(
             self._model.encode(texts, use_multiprocessing=False), dtype=np.float32

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import faiss
 import numpy as np
@@ -23,6 +23,9 @@ from django.db import connection
 
 from memory.chunks import chunks
 from memory.vectors.search import CHUNK, VectorIndex
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 logger = logging.getLogger("grove.vector_index")
 
@@ -168,7 +171,7 @@ def epoch(value: Any) -> float:
     return moment.timestamp()
 
 
-def _stream(index: VectorIndex) -> Iterator[list[tuple]]:
+def _stream(index: VectorIndex) -> Iterator[list[tuple[Any, ...]]]:
     """Rows (vector id, node id, float32 blob, domain, jurisdiction, created) after the index's
     last vector, in chunks. A row of another dim is skipped (models never mix), and so is a blob
     whose length disagrees with its dim, with a log line; both are counted in index.skipped."""
@@ -203,10 +206,11 @@ def _count(model: str, dim: int) -> int:
     # a second of each sleep). A row of another dim is rare, and skipped when read.
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM memory_vector WHERE model = %s", [model])
-        return cursor.fetchone()[0]
+        count: int = cursor.fetchone()[0]
+        return count
 
 
-def _train(model: str, dim: int, rows: int) -> np.ndarray:
+def _train(model: str, dim: int, rows: int) -> npt.NDArray[np.float32]:
     """IVF centroids: spherical k-means (faiss) over a random sample of the model's vectors."""
     nlist = min(_nlist(rows), max(1, rows))
     with connection.cursor() as cursor:
@@ -231,7 +235,9 @@ def _train(model: str, dim: int, rows: int) -> np.ndarray:
     return np.ascontiguousarray(kmeans.centroids, dtype=np.float32)
 
 
-def _empty(path: Path, *, model: str, dim: int, centroids: np.ndarray, rows: int) -> VectorIndex:
+def _empty(
+    path: Path, *, model: str, dim: int, centroids: npt.NDArray[np.float32], rows: int
+) -> VectorIndex:
     path.mkdir(parents=True, exist_ok=True)
     # A new file, not a truncated one: a recall process may still map the old rows, and
     # truncating a mapped file would kill it at its next read (SIGBUS).

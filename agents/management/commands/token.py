@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.errors import GroveError
 from memory.models import ApiToken
@@ -10,7 +12,7 @@ from memory.tokens import create_token, revoke_token
 class Command(BaseCommand):
     help = "Create, revoke or list agent API tokens (the secret is printed once, on create)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="action", required=True)
         create = sub.add_parser("create", help="mint a token scoped to one or more domains")
         create.add_argument("name")
@@ -20,7 +22,7 @@ class Command(BaseCommand):
         revoke.add_argument("name")
         sub.add_parser("list", help="list tokens (never their secrets)")
 
-    def handle(self, *args, action: str, **options) -> None:
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         try:
             if action == "create":
                 token, secret = create_token(

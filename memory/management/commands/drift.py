@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.custody.drift import find_drift
 
@@ -13,10 +14,10 @@ class Command(BaseCommand):
         "matches what was imported; exit non-zero on any drift."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--base", default="", help="resolve relative sources against this")
 
-    def handle(self, *args, base: str = "", **options) -> None:
+    def handle(self, *args: Any, base: str = "", **options: Any) -> None:
         drift = find_drift(base=Path(base) if base else None)
         for item in drift:
             if item["problem"] == "missing":

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from memory.custody.transfer import export
 
@@ -14,10 +15,10 @@ class Command(BaseCommand):
         "with `manage.py import` (memory/custody/transfer.py). Writers wait while it runs."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path, help="the file to write (it must not exist)")
 
-    def handle(self, *args, path: Path, **options) -> None:
+    def handle(self, *args: Any, path: Path, **options: Any) -> None:
         with path.open("x", encoding="utf-8") as out:
             written = export(out)
         rows = ", ".join(f"{n} {label.split('.')[-1]}" for label, n in written.items())

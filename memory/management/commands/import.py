@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.custody.transfer import TransferError, import_into_empty
 
@@ -14,10 +15,10 @@ class Command(BaseCommand):
         "(memory/custody/transfer.py). Copy GROVE_SCROLL_DIR along for the pairs' scrolls."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path, help="a file written by manage.py export")
 
-    def handle(self, *args, path: Path, **options) -> None:
+    def handle(self, *args: Any, path: Path, **options: Any) -> None:
         try:
             loaded = import_into_empty(path)
         except (TransferError, OSError) as exc:

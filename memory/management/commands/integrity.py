@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.custody.chain_verify import last_checkpoint
 from memory.custody.integrity import run_checks
@@ -12,12 +14,12 @@ class Command(BaseCommand):
         "check). The chain is verified from the last checkpoint, or from the start with --full."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--full", action="store_true", help="verify the hash chain from its first event"
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         failed = 0
         for result in run_checks(full_chain=options["full"]):
             status = "ok" if result.ok else f"FAIL ({len(result.violations)})"

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.errors import GroveError
 from memory.sleep.run import STEPS, ensure_schedule, request_sleep, run_sleep
@@ -11,7 +12,7 @@ from memory.sleep.run import STEPS, ensure_schedule, request_sleep, run_sleep
 class Command(BaseCommand):
     help = "Run sleep now (or queue it for the worker, or install its nightly schedule)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dry-run", action="store_true", help="report, change nothing")
         parser.add_argument("--max-nodes", type=int, default=None, help="work limit per step")
         parser.add_argument("--step", choices=STEPS, default=None, help="run only this step")
@@ -20,7 +21,7 @@ class Command(BaseCommand):
             "--install-schedule", action="store_true", help="create/update the nightly schedule"
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             if options["install_schedule"]:
                 schedule = ensure_schedule()
