@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
@@ -30,7 +31,7 @@ from web.htmx import HtmxHttpRequest, act_response
 PER_PAGE = 50
 
 
-def _row_context(events: list[Event], *, here: str) -> dict:
+def _row_context(events: list[Event], *, here: str) -> dict[str, Any]:
     """Which rows hide their excerpt (sealed now) and which decays can be restored (the node is
     still decayed now); URL prefixes reversed once, not once per row (50 rows, several links
     each, were a measurable share of the page's time)."""

@@ -185,13 +185,14 @@ ROW_FIELDS = (
 )  # fmt: skip
 
 
-def row_values(qs: QuerySet) -> QuerySet:
+def row_values(qs: QuerySet[Node]) -> QuerySet[Node, dict[str, Any]]:
     """What rows_of reads of each node: ROW_FIELDS, the body's head (EXCERPT_CHARS + 1
     characters) and the character after it, which says the body goes on (the excerpt is cut
     even when its folded spaces fit)."""
-    return qs.annotate(
+    rows: QuerySet[Node, dict[str, Any]] = qs.annotate(
         head=Substr("body", 1, EXCERPT_CHARS + 1), after=Substr("body", EXCERPT_CHARS + 2, 1)
     ).values(*ROW_FIELDS, "head", "after")
+    return rows
 
 
 def browse(params: Mapping[str, str]) -> Page:

@@ -53,7 +53,7 @@ def bar_geometry(
     series: Sequence[tuple[str, str, Sequence[int]]],
     width: int = 900,
     height: int = 240,
-) -> dict:
+) -> dict[str, Any]:
     """Every day its own slot with a bar per series (a day with nothing keeps its empty slot),
     y grid lines, a date tick each Monday, the count printed above a bar when it stands out
     (the day's peak and at least a fifth of the axis). Colours come from the stylesheet

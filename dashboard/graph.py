@@ -104,7 +104,7 @@ def _label(body: str) -> str:
     return text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
 
 
-def _rank(row: dict[str, Any]) -> tuple:
+def _rank(row: dict[str, Any]) -> tuple[Any, ...]:
     """Which neighbours a hub keeps: permanent first, then most read, then newest."""
     return (not row["permanent"], -row["access_count"], -row["id"])
 

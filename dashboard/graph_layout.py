@@ -83,7 +83,9 @@ def _slots(hood: Neighbourhood) -> list[_Slot]:
     return slots
 
 
-def _place_label(g: GraphNode, r: float, ux: float, uy: float, taken: list[Box]) -> dict | None:
+def _place_label(
+    g: GraphNode, r: float, ux: float, uy: float, taken: list[Box]
+) -> dict[str, Any] | None:
     text = g.title
     anchor = "start" if ux > 0.35 else "end" if ux < -0.35 else "middle"
     outward = (g.x + ux * (r + 5), g.y + uy * (r + 5) + (TITLE_FONT if uy > 0.35 else 4), anchor)
@@ -153,7 +155,9 @@ def layout(hood: Neighbourhood, *, href: Callable[[int], str]) -> dict[str, Any]
     }
 
 
-def _node_view(g: GraphNode, r: float, label: dict | None, href: Callable[[int], str]) -> dict:
+def _node_view(
+    g: GraphNode, r: float, label: dict[str, Any] | None, href: Callable[[int], str]
+) -> dict[str, Any]:
     lifecycle = "live" if g.live else "decayed"
     if g.permanent:
         lifecycle += ", permanent"
@@ -184,7 +188,7 @@ def _tip(na: GraphNode, nb: GraphNode) -> tuple[float, float]:
 
 def _edge_view(
     hood: Neighbourhood, a: int, b: int, kind: str, taken: list[Box], *, label: bool
-) -> dict:
+) -> dict[str, Any]:
     na, nb = hood.nodes[a], hood.nodes[b]
     dx, dy = nb.x - na.x, nb.y - na.y
     length = math.hypot(dx, dy) or 1.0

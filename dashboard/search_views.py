@@ -8,6 +8,7 @@ to recall's 100); an empty query lists the most recent nodes instead of nothing.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import render
@@ -26,7 +27,7 @@ from web.htmx import HtmxHttpRequest
 RESULTS = 20
 
 
-def _found(query: str, *, page: int, **options) -> tuple[list[dict], bool]:
+def _found(query: str, *, page: int, **options: Any) -> tuple[list[dict[str, Any]], bool]:
     """Results 1..page*RESULTS, each with its domain and a highlighted excerpt; and whether
     there are more (one extra asked for, within recall's limit)."""
     shown = min(page * RESULTS, MAX_LIMIT)
@@ -41,7 +42,7 @@ def _found(query: str, *, page: int, **options) -> tuple[list[dict], bool]:
     return results[:shown], len(results) > shown
 
 
-def _recent(*, scope: str, domain: str, as_of: datetime | None) -> list[dict]:
+def _recent(*, scope: str, domain: str, as_of: datetime | None) -> list[dict[str, Any]]:
     """The newest live nodes in scope (as of T: those written by then), for an empty query;
     sealed and rejected ones listed without their words."""
     vis = Visibility.of(domains=[domain] if domain else None, scope=scope, as_of=as_of)
@@ -66,8 +67,8 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     superseded = request.GET.get("superseded") == "1"
     page = page_number(request.GET.get("page"))
     as_of, error = as_of_param(request)
-    results: list[dict] = []
-    recent: list[dict] = []
+    results: list[dict[str, Any]] = []
+    recent: list[dict[str, Any]] = []
     more = False
     if not error:
         try:

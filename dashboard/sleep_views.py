@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import render
@@ -20,7 +22,7 @@ RUNS_SHOWN = 25
 ACTIVE = (SleepStatus.QUEUED, SleepStatus.RUNNING)
 
 
-def _status_context() -> dict:
+def _status_context() -> dict[str, Any]:
     runs = list(SleepRun.objects.order_by("-id")[:RUNS_SHOWN])
     for run in runs:
         # Steps in the order sleep runs them; private bookkeeping keys (e.g. "_worker") stay out.
@@ -33,7 +35,7 @@ def _status_context() -> dict:
     }
 
 
-def _scrolls(*, verify: bool) -> list[dict]:
+def _scrolls(*, verify: bool) -> list[dict[str, Any]]:
     """The conversation scrolls on disk, each verified (every record re-hashed, sequence and
     pair pointers checked) only when the owner asks: a scroll can be large."""
     base = scroll_dir()
@@ -41,7 +43,7 @@ def _scrolls(*, verify: bool) -> list[dict]:
     # One level down too: other domains' scrolls live in <domain>/<conversation>.jsonl.
     for path in sorted([*base.glob("*.jsonl"), *base.glob("*/*.jsonl")]):
         name = path.relative_to(base).as_posix()
-        row: dict = {"name": name.removesuffix(".jsonl"), "size": path.stat().st_size}
+        row: dict[str, Any] = {"name": name.removesuffix(".jsonl"), "size": path.stat().st_size}
         if verify:
             row["report"] = verify_scroll_file(name)
         rows.append(row)

@@ -9,6 +9,7 @@ command line (`manage.py token create`) mints the same way.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -21,7 +22,9 @@ from memory.models import ApiToken, Node
 from memory.tokens import create_token, revoke_token
 
 
-def _page(request: HttpRequest, extra: dict | None = None, *, status: int = 200) -> HttpResponse:
+def _page(
+    request: HttpRequest, extra: dict[str, Any] | None = None, *, status: int = 200
+) -> HttpResponse:
     context = {
         "tokens": ApiToken.objects.order_by("revoked_at", "name"),
         "known_domains": Node.objects.values_list("domain", flat=True)

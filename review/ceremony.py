@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 
 from memory import audit
 from memory.errors import Conflict, Forbidden, GroveError, Invalid, NotFound, TooLarge
-from memory.models import ApiToken, EventKind, Kind, Node, Trust
+from memory.models import ApiToken, Event, EventKind, Kind, Node, Trust
 from memory.trust import trust_of
 from memory.visibility import node_in_domains
 from memory.write import body_hash_of, scrub, write_node
@@ -65,13 +65,13 @@ def _words(value: Any) -> str:
 def _reason(value: Any, *, required: bool = False) -> str:
     if not isinstance(value, str):
         raise Invalid("reason must be text", code="bad_reason")
-    value = value.strip()
-    if required and not value:
+    text = value.strip()
+    if required and not text:
         raise Invalid("a reason is required", code="no_reason")
-    return value
+    return text
 
 
-def _record(kind: EventKind, **fields: Any):
+def _record(kind: EventKind, **fields: Any) -> Event:
     """audit.record_act, turning a unique-index refusal (a racing act won) into a Conflict."""
     try:
         with transaction.atomic():
@@ -133,7 +133,7 @@ def propose(
     reason: str = "",
     domains: list[str] | None = None,
     token: ApiToken | None = None,
-):
+) -> Event:
     """Propose a node for rooting (agents may; `token` is the agent token it came through).
     Reads no clock but the store clock for the event.
 
@@ -162,7 +162,7 @@ def propose(
         )
 
 
-def root(node_id: int, *, adopting_words: str, expected_body_hash: str, owner: str):
+def root(node_id: int, *, adopting_words: str, expected_body_hash: str, owner: str) -> Event:
     """Make a node ground: the owner adopts the exact words they were shown.
 
     Refuses (Forbidden) an agent actor; (Invalid) a malformed hash or empty adopting words;
@@ -280,7 +280,7 @@ def _replace(old: Node, new: Node, *, owner: str, words: str) -> None:
     )
 
 
-def seal(node_id: int, *, owner: str, reason: str = ""):
+def seal(node_id: int, *, owner: str, reason: str = "") -> Event:
     """Hide a node from every read (no body, excerpt or hash anywhere). Refuses (Forbidden) an
     agent actor, (NotFound) an unknown node, (Conflict) a node already sealed."""
     owner = _owner(owner)
@@ -292,7 +292,7 @@ def seal(node_id: int, *, owner: str, reason: str = ""):
         return _record(EventKind.SEALED, node=node, actor=owner, reason=label, detail=extra)
 
 
-def unseal(node_id: int, *, owner: str, reason: str = ""):
+def unseal(node_id: int, *, owner: str, reason: str = "") -> Event:
     """Restore a sealed node to what its trust was before. Refuses (Forbidden) an agent actor,
     (NotFound) an unknown node, (Conflict) a node that is not sealed."""
     owner = _owner(owner)
@@ -304,7 +304,7 @@ def unseal(node_id: int, *, owner: str, reason: str = ""):
         return _record(EventKind.UNSEALED, node=node, actor=owner, reason=label, detail=extra)
 
 
-def decline(node_id: int, *, owner: str, reason: str = ""):
+def decline(node_id: int, *, owner: str, reason: str = "") -> Event:
     """Say "not now" to a proposal: the node stays in memory, unreviewed again (an agent may
     propose it again, and the queue then shows this decline). Writes one declined event naming
     the proposal it answers. Refuses (Forbidden) an agent actor, (NotFound) an unknown node,
@@ -328,7 +328,7 @@ def decline(node_id: int, *, owner: str, reason: str = ""):
         )
 
 
-def reject(node_id: int, *, owner: str, reason: str, ground_confirmed: bool = False):
+def reject(node_id: int, *, owner: str, reason: str, ground_confirmed: bool = False) -> Event:
     """Reject a node as false: its content becomes a tombstone that write_node refuses on
     re-arrival (same domain, same content_key). Ground is corrected by supersede, so a ground
     node is rejected only with `ground_confirmed` (the owner's second confirmation). Refuses

@@ -6,6 +6,7 @@ Answering never roots anything.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -95,7 +96,7 @@ def question_page(request: HtmxHttpRequest, question_id: int) -> HttpResponse:
     )
     ids = {e.from_node_id for e in edges} | {e.to_node_id for e in edges}
     trust = trust_map(ids)
-    rows: dict[str, list] = {"about": [], "feeds": [], "answers": [], "reopens": []}
+    rows: dict[str, list[Any]] = {"about": [], "feeds": [], "answers": [], "reopens": []}
     for edge in edges:
         other = edge.to_node if edge.kind == EdgeKind.ASKS_ABOUT else edge.from_node
         key = "about" if edge.kind == EdgeKind.ASKS_ABOUT else edge.kind
@@ -132,7 +133,7 @@ def _link(request: HtmxHttpRequest, question_id: int, act: str) -> HttpResponse:
     actor = owner_name(request)
 
     @transaction.atomic  # a note written for a link that is then refused is not kept
-    def run():
+    def run() -> Edge:
         node_id = _node_for(request, question)
         if act == "feed":
             return questions.feed(question.pk, node_id, actor=actor)

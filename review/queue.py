@@ -7,8 +7,10 @@ order the queue oldest proposal first. Nothing here writes; the acts live in rev
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from typing import Any
 
 from django.utils import timezone
 
@@ -62,7 +64,7 @@ class QueueFilters:
     older_than_days: int = 0
 
     @classmethod
-    def from_query(cls, query) -> QueueFilters:
+    def from_query(cls, query: Mapping[str, str]) -> QueueFilters:
         try:
             days = max(0, min(int(query.get("age") or 0), 3650))
         except ValueError:
@@ -192,14 +194,14 @@ def _proposals(node_ids: list[int]) -> dict[int, Event]:
     return found
 
 
-def pending_decay_rows(*, within_days: float, limit: int = 500) -> dict[str, list[dict]]:
+def pending_decay_rows(*, within_days: float, limit: int = 500) -> dict[str, list[dict[str, Any]]]:
     """memory.forgetting.pending_decays split for the page: {"now": [...], "soon": [...]}, each row
     with its trust and why nothing holds it; a rejected node's excerpt is dropped (its words are
     a tombstone). Store clock only. Sealed, ground and proposed nodes never appear: they are
     roots."""
     rows = pending_decays(within_days=within_days, limit=limit)
     trust = trust_map([row["id"] for row in rows])
-    split: dict[str, list[dict]] = {"now": [], "soon": []}
+    split: dict[str, list[dict[str, Any]]] = {"now": [], "soon": []}
     for row in rows:
         row = {**row, "trust": trust[row["id"]]}
         if row["trust"] in NO_WORDS:
@@ -208,7 +210,7 @@ def pending_decay_rows(*, within_days: float, limit: int = 500) -> dict[str, lis
     return split
 
 
-def decided_row(node: Node, *, state: str) -> dict:
+def decided_row(node: Node, *, state: str) -> dict[str, Any]:
     """A pending-decay row after the owner decided (state "kept" or "let go")."""
     trust = trust_map([node.pk])[node.pk]
     return {

@@ -8,8 +8,9 @@ destructive one, always passes through a confirmation page that says what it doe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -79,9 +80,10 @@ def review_node(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     return render(request, "review/node.html", context)
 
 
-def _origins(node_id: int) -> list[dict]:
+def _origins(node_id: int) -> list[dict[str, Any]]:
     try:
-        return authority_report(node_id).get("origins", [])
+        origins: list[dict[str, Any]] = authority_report(node_id).get("origins", [])
+        return origins
     except GroveError:
         return []
 
@@ -127,7 +129,7 @@ def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     return render(request, "review/root.html", context, status=status)
 
 
-def _row(request: HtmxHttpRequest, node_id: int):
+def _row(request: HtmxHttpRequest, node_id: int) -> Callable[[str | None], HttpResponse]:
     """The queue row of `node_id` as it stands after an act, with the refusal inside it."""
 
     def answer(error: str | None) -> HttpResponse:

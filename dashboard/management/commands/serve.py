@@ -8,9 +8,11 @@ import signal
 import socket
 import subprocess
 import sys
+from typing import Any, NoReturn
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.management.base import BaseCommand, CommandParser
 
 from dashboard.owner import login_path
 
@@ -18,7 +20,7 @@ from dashboard.owner import login_path
 class Command(BaseCommand):
     help = "Serve the dashboard on 127.0.0.1 and run the worker beside it."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--port", type=int, default=settings.GROVE_PORT)
         parser.add_argument("--no-worker", action="store_true")
         parser.add_argument(
@@ -29,7 +31,7 @@ class Command(BaseCommand):
             "SQLite they still queue for one write lock); 8 threads each",
         )
 
-    def handle(self, *args, port: int, no_worker: bool, workers: int, **options) -> None:
+    def handle(self, *args: Any, port: int, no_worker: bool, workers: int, **options: Any) -> None:
         from django.core.wsgi import get_wsgi_application
         from waitress import serve
 
@@ -46,7 +48,7 @@ class Command(BaseCommand):
         self.stdout.write("Stop with Ctrl-C.")
         self.stdout.flush()  # a pipe is block-buffered: whoever waits for the link must see it
 
-        def stop(*_):
+        def stop(*_: object) -> NoReturn:
             raise KeyboardInterrupt
 
         # Both explicitly: a process started in the background inherits SIGINT as ignored, and
@@ -73,7 +75,7 @@ class Command(BaseCommand):
                 _stop_worker(worker)
             self.stdout.write("Grove stopped.")
 
-    def _start_worker(self) -> subprocess.Popen:
+    def _start_worker(self) -> subprocess.Popen[bytes]:
         # Its own session: a terminal's Ctrl-C reaches only us, and we stop the worker once.
         # (Signalled twice, the cluster's main process can exit before its children.)
         # It holds the read end of a pipe only we can close: if we die, even by SIGKILL,
@@ -89,7 +91,7 @@ class Command(BaseCommand):
         return worker
 
 
-def _stop_worker(worker: subprocess.Popen) -> None:
+def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
     worker.send_signal(signal.SIGINT)
     with contextlib.suppress(subprocess.TimeoutExpired):
         worker.wait(timeout=15)
@@ -98,7 +100,7 @@ def _stop_worker(worker: subprocess.Popen) -> None:
     worker.wait()
 
 
-def _serve_processes(application, host: str, port: int, count: int) -> None:
+def _serve_processes(application: WSGIHandler, host: str, port: int, count: int) -> None:
     """`count` waitress processes accepting on one socket bound here (the kernel spreads the
     connections); each has its own database connections. Returns when interrupted, after
     stopping them."""

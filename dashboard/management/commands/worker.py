@@ -12,9 +12,10 @@ import os
 import signal
 import threading
 import time
+from typing import Any
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 GRACE_SECONDS = 15  # as serve's own stop: the cluster finishes a task in hand, then goes
 
@@ -33,9 +34,9 @@ def _watch(fd: int) -> None:
 class Command(BaseCommand):
     help = "Run the worker (qcluster) and stop it when the process holding --parent-fd is gone."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--parent-fd", type=int, required=True)
 
-    def handle(self, *args, parent_fd: int, **options) -> None:
+    def handle(self, *args: Any, parent_fd: int, **options: Any) -> None:
         threading.Thread(target=_watch, args=(parent_fd,), daemon=True, name="parent").start()
         call_command("qcluster")
