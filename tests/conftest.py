@@ -12,6 +12,8 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.models import Edge, Event, Node, Vector
+from tests._helpers import ROOT
+from tests._helpers.realdb import database_env, fresh_database
 
 # Playwright drives the live server from its own thread.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -181,9 +183,7 @@ def counts(db) -> Callable[[], dict[str, int]]:
 
 # --- Browser tests: real Chromium through Playwright against the live server ----------------
 
-ARTIFACTS = Path(
-    os.environ.get("GROVE_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-results")
-)
+ARTIFACTS = Path(os.environ.get("GROVE_ARTIFACTS", ROOT / "test-results"))
 
 
 @pytest.fixture(scope="session")
@@ -239,6 +239,13 @@ def owner_client(client, db):
     return client
 
 
+@pytest.fixture
+def real_db(tmp_path, tmp_path_factory, django_db_blocker):
+    """A fresh migrated SQLite file of the test's own, for tests that start other processes
+    (races, file locks, MCP); yields its path (on PostgreSQL, a fresh database's name)."""
+    yield from fresh_database(tmp_path, tmp_path_factory, django_db_blocker)
+
+
 # --- The real django-q2 worker ------------------------------------------------------------
 
 
@@ -254,8 +261,6 @@ def qcluster(transactional_db, tmp_path):
     import subprocess
     import sys
 
-    from _realdb import database_env
-
     env = {
         **os.environ,
         **database_env(connection.settings_dict["NAME"]),
@@ -264,7 +269,7 @@ def qcluster(transactional_db, tmp_path):
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
     worker = subprocess.Popen(
         [sys.executable, "manage.py", "qcluster"],
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=ROOT,
         env=env,
         start_new_session=True,
         stdout=log,

@@ -15,14 +15,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from _async import run_async
-from _realdb import database_env
 from django.conf import settings
 from django.db import connection
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memory.models import ApiToken, Edge, Node
+from tests._helpers.aio import run_async
+from tests._helpers.realdb import database_env
 
 DOC = Path(settings.BASE_DIR) / "README.md"
 _TESTED = re.compile(r"<!-- tested -->\s*\n```(bash|json)\n(.*?)\n```", re.DOTALL)

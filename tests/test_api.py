@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from _agents import error_of, make_agent, write_note
 
 from memory.models import Event, Node, RecallLog
+from tests._helpers.agents import error_of, make_agent, write_note
 
 
 @pytest.fixture

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from _agents import error_of, make_agent, write_note
 from django.test import override_settings
 
 from memory.models import Node
 from memory.tokens import revoke_token
 from review.ceremony import reject
+from tests._helpers.agents import error_of, make_agent, write_note
 
 ENDPOINTS = [
     ("post", "nodes"),

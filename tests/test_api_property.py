@@ -10,9 +10,10 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from _agents import make_agent
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests._helpers.agents import make_agent
 
 # Any unicode, lone surrogates (category Cs) well represented: json.dumps escapes them as \udXXX.
 TEXT = st.text(st.one_of(st.characters(), st.characters(categories=["Cs"])), max_size=40)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from _agents import error_of, make_agent
-from _realdb import real_db_fixture  # noqa: F401 (a fixture)
-from test_mcp import _data, _session
 
 from memory.models import Edge, Node
 from memory.questions import is_open
 from memory.tokens import create_token
 from memory.write import write_node
+from tests._helpers.agents import error_of, make_agent
+from tests._helpers.mcp import mcp_session, tool_data
 
 
 @pytest.fixture
@@ -79,17 +78,19 @@ def test_questions_over_mcp(real_db):
 
     async def script(session):
         names = {tool.name for tool in (await session.list_tools()).tools}
-        asked = _data(await session.call_tool("ask_question", {"body": "Why?", "about": [seed.pk]}))
-        linked = _data(
+        asked = tool_data(
+            await session.call_tool("ask_question", {"body": "Why?", "about": [seed.pk]})
+        )
+        linked = tool_data(
             await session.call_tool(
                 "question_link",
                 {"question_id": asked["question"], "act": "answer", "node_id": answer.pk},
             )
         )
-        near = _data(await session.call_tool("open_questions", {"node_id": seed.pk}))
+        near = tool_data(await session.call_tool("open_questions", {"node_id": seed.pk}))
         return names, asked, linked, near
 
-    names, asked, linked, near = _session(real_db, "desk", script)
+    names, asked, linked, near = mcp_session(real_db, "desk", script)
     assert {"ask_question", "question_link", "open_questions"} <= names
     assert asked["open"] is True and linked["open"] is False
     assert near["questions"] == [] and not is_open(asked["question"])

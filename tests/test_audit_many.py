@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, timedelta
 
-from _vendor import drop_trigger
 from django.db import connection, transaction
 from django.utils import timezone
 from hypothesis import given, settings
@@ -21,6 +20,7 @@ from memory.chain import (
 from memory.custody.chain_verify import verify
 from memory.custody.integrity import run_checks
 from memory.models import Event, Node
+from tests._helpers.vendor import drop_trigger
 
 
 def test_record_many_snapshots_a_node_exactly_as_record_does(make_note):

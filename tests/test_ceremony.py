@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-from _acts import root_as_owner
 
 from memory.errors import Conflict, Forbidden, Invalid, NotFound, TooLarge
 from memory.models import Edge, Event, Node, Trust
@@ -15,6 +14,7 @@ from review.ceremony import (
     supersede,
     unseal,
 )
+from tests._helpers.acts import root_as_owner
 
 OWNER = "owner"
 
@@ -409,7 +409,7 @@ def test_the_loser_of_a_race_to_root_is_told_race_lost(make_note, monkeypatch):
 
 
 def test_superseding_what_is_not_ground_is_refused_as_not_ground(make_note, counts):
-    from _acts import supersede_as_owner
+    from tests._helpers.acts import supersede_as_owner
 
     node = make_note("The spare key is under the blue pot.")
     before = counts()
@@ -420,9 +420,8 @@ def test_superseding_what_is_not_ground_is_refused_as_not_ground(make_note, coun
 
 
 def test_a_ground_pair_cannot_be_superseded(db, counts):
-    from _acts import supersede_as_owner
-
     from memory.write import ScrollPointer, write_node
+    from tests._helpers.acts import supersede_as_owner
 
     pointer = ScrollPointer(path="scroll/c1.jsonl", offset=0, hash="a" * 64)
     pair = write_node(
@@ -470,7 +469,7 @@ def test_superseding_with_the_same_text_is_refused_as_same(make_note, counts):
 
 
 def test_the_superseded_event_records_both_hashes(make_note):
-    from _acts import supersede_as_owner
+    from tests._helpers.acts import supersede_as_owner
 
     old = make_note("The spare key is under the blue pot.")
     root_as_owner(old)
@@ -516,7 +515,7 @@ def test_refusal_messages_the_owner_reads_are_whole(make_note):
 
 
 def test_the_new_ground_keeps_the_old_source_and_its_rooting_names_the_old(make_note):
-    from _acts import supersede_as_owner
+    from tests._helpers.acts import supersede_as_owner
 
     old = make_note("The spare key is under the blue pot.", source="notebook.md")
     root_as_owner(old)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 import time_machine
-from _acts import root_as_owner
-from _agents import error_of, make_agent
 from django.utils import timezone
 
 from memory.errors import Conflict, Forbidden, Invalid, NotFound
 from memory.forgetting import let_go
 from memory.models import Event
 from review.ceremony import MAX_REASON_CHARS, decline, propose, root, seal
+from tests._helpers.acts import root_as_owner
+from tests._helpers.agents import error_of, make_agent
 
 OWNER = "owner"
 

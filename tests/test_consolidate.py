@@ -6,7 +6,7 @@ from django.utils import timezone
 from memory.models import Edge, Event, Node
 from memory.sleep.consolidate import consolidate
 from memory.sleep.crosslink import crosslink
-from tests.test_crosslink import place
+from tests._helpers.vectors import place
 
 
 @pytest.fixture

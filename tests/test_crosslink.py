@@ -2,22 +2,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from memory.custody.integrity import similar_edges_duplicated
-from memory.models import Edge, Node, Vector
+from memory.models import Edge, Node
 from memory.sleep.crosslink import crosslink
-from memory.vectors.embed import get_embedder, to_blob
-
-
-def place(node: Node, degrees: float) -> Node:
-    """Give a node a hand-made unit vector at `degrees` in the first plane of the model."""
-    dim = get_embedder().dim
-    vector = np.zeros(dim, dtype=np.float32)
-    vector[0], vector[1] = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
-    Vector.objects.create(node=node, model=get_embedder().name, dim=dim, data=to_blob(vector))
-    return node
+from tests._helpers.vectors import place
 
 
 @pytest.fixture

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from _acts import root_as_owner
-from _realdb import real_db_fixture  # noqa: F401 (a fixture)
-from _vendor import drop_trigger, on_postgres, table_columns
 from django.core.management import CommandError, call_command
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 
 from memory import audit
 from memory.custody.chain_verify import verify, verify_from_checkpoint
@@ -15,11 +12,8 @@ from memory.custody.integrity import run_checks
 from memory.models import ChainCheckpoint, Edge, Event, Node
 from memory.scroll import commit_turn, scroll_dir
 from review.ceremony import reject
-
-
-def raw(sql: str, params: tuple = ()) -> None:
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql, params)
+from tests._helpers.acts import root_as_owner
+from tests._helpers.vendor import drop_trigger, on_postgres, raw, table_columns
 
 
 def failing(name: str, **kwargs) -> list[str]:
@@ -290,7 +284,7 @@ print("done")
 
 
 def test_two_processes_writing_at_once_leave_one_unbroken_chain(real_db, tmp_path):
-    from _realdb import run_together
+    from tests._helpers.realdb import run_together
 
     outcomes = run_together(_WRITER_CHILD, [["a"], ["b"]], db=real_db, tmp_path=tmp_path)
     assert outcomes == ["done", "done"]

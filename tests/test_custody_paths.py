@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from _agents import make_agent, write_note
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,6 +14,7 @@ from memory.walk import open_walk, read_ticket
 from memory.write import write_node
 from review.ceremony import reject, seal
 from review.queue import hidden_marks
+from tests._helpers.agents import make_agent, write_note
 
 WORDS = "The boiler is serviced in March."
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest
@@ -17,35 +16,8 @@ from memory.reach import mark
 from memory.read import read
 from memory.sleep.decay import _sweep, decay
 from memory.write import write_node
-
-
-def authority(node: Node, kind: str) -> None:
-    """A ground/proposed event written the way the ceremony would leave it (raw SQL)."""
-    detail = {"body_hash": node.body_hash, "adopting_words": "I hold this."}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail)
-               VALUES (%s, %s, %s, 'owner', '', '{}', %s)""",
-            [
-                connection.ops.adapt_datetimefield_value(timezone.now()),
-                kind,
-                node.pk,
-                json.dumps(detail),
-            ],
-        )
-
-
-def is_decayed(node: Node) -> bool:
-    node.refresh_from_db()
-    return node.decayed_at is not None
-
-
-def chain(make_note, lone, *, days_old: float = 40) -> tuple[Node, Node, Node]:
-    """P <- K <- G: K derived from P, G derived from K, all `days_old` by the store clock."""
-    p = lone("P: the origin page.", days_old=days_old)
-    k = make_note("K: a note on P.", days_old=days_old, origins=[{"id": p.pk}])
-    g = make_note("G: a note on K.", days_old=days_old, origins=[{"id": k.pk}])
-    return p, k, g
+from tests._helpers.events import authority
+from tests._helpers.nodes import chain, is_decayed
 
 
 def test_it_decays_an_old_unread_unlinked_node_as_unreachable_and_snapshots_it(lone):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from _realdb import real_db_fixture  # noqa: F401 (a fixture)
 from django.db import connection
 from django.utils import timezone
 

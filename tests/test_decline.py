@@ -4,13 +4,13 @@ tombstone; ground only when the owner confirms twice)."""
 from __future__ import annotations
 
 import pytest
-from _acts import root_as_owner
 from django.db import DatabaseError, connection, transaction
 
 from memory.errors import Conflict, Forbidden
 from memory.models import Event, Node, Trust
 from memory.trust import trust_map, trust_of, with_trust
 from review.ceremony import can_root, can_supersede, decline, propose, reject
+from tests._helpers.acts import root_as_owner
 
 OWNER = "owner"
 

@@ -5,12 +5,12 @@ supersede diff, a question's life, "why is this true", let go with Undo. Every p
 from __future__ import annotations
 
 import pytest
-from _acts import root_as_owner
 
 from memory.models import Node, Trust
 from memory.questions import is_open
 from memory.trust import trust_of
 from review.ceremony import propose
+from tests._helpers.acts import root_as_owner
 
 pytestmark = pytest.mark.browser
 

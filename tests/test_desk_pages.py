@@ -4,7 +4,6 @@ why-is-this-true, questions, let go with Undo."""
 from __future__ import annotations
 
 import pytest
-from _acts import root_as_owner, supersede_as_owner
 
 from dashboard.graph import neighbourhood
 from memory.models import Edge, Event, Node, Trust
@@ -12,6 +11,7 @@ from memory.questions import is_open
 from memory.trust import trust_of
 from review.ceremony import propose
 from review.supersede_views import word_diff
+from tests._helpers.acts import root_as_owner, supersede_as_owner
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from _acts import root_as_owner
 from django.test import Client
 from django.utils import timezone
 
@@ -13,6 +12,7 @@ from dashboard.owner import ensure_owner
 from memory.models import Event, Node, Trust
 from memory.trust import trust_of
 from review.ceremony import decline, propose
+from tests._helpers.acts import root_as_owner
 
 
 @pytest.fixture

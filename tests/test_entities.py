@@ -9,9 +9,7 @@ from memory.models import Mention
 from memory.recall import rank, recall
 from memory.recall.entities import extract, record_mentions
 from memory.sleep.run import run_sleep
-
-SEEKER = "The periwinkle trowel went back to Ottoline Brackwater on Sunday."
-OTHER = "Her greenhouse needs glazing, says Ottoline Brackwater."
+from tests._helpers.texts import OTHER, SEEKER
 
 
 def keys(text: str) -> list[str]:

@@ -5,7 +5,6 @@ goes deeper and shallower, and the API, MCP and node page reach it."""
 from __future__ import annotations
 
 import pytest
-from _agents import error_of, make_agent
 from django.db import connection, transaction
 
 from memory import walk
@@ -15,6 +14,7 @@ from memory.extract import extract
 from memory.models import Edge, EdgeKind, Node
 from memory.write import Nest, write_node
 from review.ceremony import reject
+from tests._helpers.agents import error_of, make_agent
 
 TEXT = "The boiler is serviced in March. The roses are pruned in May."
 

@@ -5,12 +5,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from _acts import root_as_owner, supersede_as_owner
-from _realdb import (
-    CHILD_PRELUDE,
-    real_db_fixture,  # noqa: F401 (a fixture)
-    run_together,
-)
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -29,6 +23,11 @@ from review.ceremony import (
     seal,
     supersede,
     unseal,
+)
+from tests._helpers.acts import root_as_owner, supersede_as_owner
+from tests._helpers.realdb import (
+    CHILD_PRELUDE,
+    run_together,
 )
 
 OWNER = "owner"

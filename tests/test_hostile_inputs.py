@@ -4,7 +4,8 @@ a JSON 4xx and stores nothing (issue 12, "Bad input that answers 500 or hangs").
 from __future__ import annotations
 
 import pytest
-from _agents import error_of, make_agent, write_note
+
+from tests._helpers.agents import error_of, make_agent, write_note
 
 OLD = "0001-01-01T00:00:00+01:00"  # before datetime.min once converted to UTC
 FAR = "9999-12-31T23:59:59-01:00"  # after datetime.max once converted to UTC

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 
-from _acts import root_as_owner, supersede_as_owner
-
 from memory.trust import trust_of
 from review.ceremony import propose, reject, seal, unseal
+from tests._helpers.acts import root_as_owner, supersede_as_owner
 
 OWNER = "owner"
 
@@ -51,7 +50,7 @@ def test_a_sealed_node_is_absent_from_the_authority_report(make_note):
 
 
 def test_a_sealed_node_is_absent_from_the_agent_api(make_note, client):
-    from _agents import make_agent
+    from tests._helpers.agents import make_agent
 
     node = make_note(SECRET)
     agent = make_agent(client)
@@ -68,7 +67,7 @@ def test_a_sealed_node_is_absent_from_the_agent_api(make_note, client):
 
 
 def test_a_rejected_node_is_absent_from_the_agent_api(make_note, client):
-    from _agents import make_agent
+    from tests._helpers.agents import make_agent
 
     node = make_note(SECRET)
     agent = make_agent(client)

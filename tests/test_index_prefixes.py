@@ -8,7 +8,7 @@ import pytest
 from django.apps import apps
 from django.db import connection
 
-from tests._plans import plans
+from tests._helpers.plans import plans
 
 OUR_APPS = ("memory", "review", "agents", "dashboard")
 

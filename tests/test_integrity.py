@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from _vendor import drop_trigger, on_postgres
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import audit
 from memory.custody.integrity import run_checks
-
-
-def raw(sql: str, params: tuple = ()) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+from tests._helpers.vendor import drop_trigger, on_postgres, raw
 
 
 def failing(name: str) -> list[str]:
@@ -83,11 +78,11 @@ def test_it_reports_an_edge_touching_a_missing_node(make_note):
             assert f"({node.pk} -> 999999) touches a missing node" in violation
             raise RuntimeError("undo")
         return
-    raw("PRAGMA foreign_keys = OFF")  # only outside a transaction does this take
+    raw("PRAGMA foreign_keys = OFF", savepoint=False)  # takes only outside a transaction
     raw(insert, (node.pk,))
     (violation,) = failing("edges_touching_missing_nodes")
     assert f"({node.pk} -> 999999) touches a missing node" in violation
-    raw("PRAGMA foreign_keys = ON")
+    raw("PRAGMA foreign_keys = ON", savepoint=False)
 
 
 @pytest.mark.sqlite_only  # FTS5's rows; PostgreSQL's check: test_postgres.py

@@ -8,7 +8,6 @@ from datetime import timedelta
 import numpy as np
 import pytest
 import time_machine
-from _vendor import drop_trigger
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -16,6 +15,7 @@ from memory import audit
 from memory.custody.integrity import CHECKS, SCOPED, run_checks
 from memory.custody.since import current_marks, last_verified
 from memory.sleep.run import run_sleep
+from tests._helpers.vendor import drop_trigger
 
 
 def sql(statement: str, params: list | tuple = ()) -> None:

@@ -7,11 +7,7 @@ from django.db import DatabaseError, connection, transaction
 
 from memory import audit
 from memory.models import Edge, Node
-
-
-def raw(sql: str, params: tuple = ()) -> None:
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql, params)
+from tests._helpers.vendor import raw
 
 
 def refused(sql: str, params: tuple = (), match: str = "") -> None:

@@ -14,7 +14,7 @@ from django.utils import timezone
 from memory import reach
 from memory.recall.dates import date_candidates
 from memory.visibility import Visibility, live_at
-from tests._plans import plans
+from tests._helpers.plans import plans
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "sqlite", reason="SQLite's planner, without statistics"

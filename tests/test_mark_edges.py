@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from memory import reach
 from memory.models import Edge, EdgeKind
-from tests._plans import plans
+from tests._helpers.plans import plans
 
 
 def test_only_the_edges_into_old_unread_nodes_are_read(make_note, lone):

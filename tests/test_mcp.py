@@ -2,60 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
-from _async import run_async
-from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
-from django.conf import settings
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memory.models import Node, RecallLog
 from memory.tokens import create_token, revoke_token
 from memory.write import write_node
-
-
-def _params(db: Path | str, token: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["manage.py", "mcp", "--token", token],
-        cwd=str(settings.BASE_DIR),
-        env={
-            "DJANGO_SETTINGS_MODULE": "grove.settings",
-            **database_env(db),
-            "GROVE_DATA_DIR": str(settings.DATA_DIR),
-            # Beside the SQLite file; PostgreSQL's database has no directory: the test's own.
-            "GROVE_SCROLL_DIR": str(
-                db.parent / "scroll" if isinstance(db, Path) else settings.GROVE_SCROLL_DIR
-            ),
-            "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-        },
-    )
-
-
-def _session(db: Path | str, token: str, script):
-    """Run `script(session)` inside a live MCP session; returns what it returns."""
-
-    async def main():
-        async with (
-            stdio_client(_params(db, token)) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            return await script(session)
-
-    return run_async(main)
-
-
-def _data(result) -> dict:
-    assert not result.is_error, result.content
-    if result.structured_content is not None:
-        return result.structured_content
-    return json.loads(result.content[0].text)
+from tests._helpers.mcp import mcp_session, server_params, tool_data
 
 
 @pytest.fixture
@@ -76,7 +31,7 @@ def test_an_agent_remembers_recalls_and_reads_over_mcp(seeded):
 
     async def script(session: ClientSession):
         names = {tool.name for tool in (await session.list_tools()).tools}
-        written = _data(
+        written = tool_data(
             await session.call_tool(
                 "remember",
                 {
@@ -85,13 +40,13 @@ def test_an_agent_remembers_recalls_and_reads_over_mcp(seeded):
                 },
             )
         )
-        found = _data(await session.call_tool("recall", {"query": "heat pump filter"}))
-        body = _data(await session.call_tool("read", {"node_id": written["id"]}))
-        bodies = _data(await session.call_tool("context", {"query": "heat pump", "budget": 50}))
-        why = _data(await session.call_tool("recall", {"query": "heat pump", "why": True}))
+        found = tool_data(await session.call_tool("recall", {"query": "heat pump filter"}))
+        body = tool_data(await session.call_tool("read", {"node_id": written["id"]}))
+        bodies = tool_data(await session.call_tool("context", {"query": "heat pump", "budget": 50}))
+        why = tool_data(await session.call_tool("recall", {"query": "heat pump", "why": True}))
         return names, written, found, body, bodies, why
 
-    names, written, found, body, bodies, why = _session(db, "desk", script)
+    names, written, found, body, bodies, why = mcp_session(db, "desk", script)
     assert "why" not in found["results"][0]
     assert why["results"][0]["why"].startswith("words: heat, pump")
     assert {"remember", "commit_turn", "recall", "read", "context", "walk", "propose"} <= names
@@ -121,7 +76,7 @@ def test_refusals_come_back_as_tool_errors(seeded):
         orphan = await session.call_tool("remember", {"body": "No origin.", "origins": []})
         return hidden, orphan
 
-    hidden, orphan = _session(db, "desk", script)
+    hidden, orphan = mcp_session(db, "desk", script)
     assert hidden.is_error and "not_found" in hidden.content[0].text
     assert orphan.is_error and "no_origin" in orphan.content[0].text
     assert not Node.objects.filter(body="No origin.").exists()
@@ -132,7 +87,7 @@ def test_a_revoked_token_cannot_start_a_server(seeded):
     revoke_token(name="desk")
     import subprocess
 
-    params = _params(db, "desk")
+    params = server_params(db, "desk")
     done = subprocess.run(
         [params.command, *params.args],
         cwd=params.cwd,

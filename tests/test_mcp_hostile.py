@@ -10,11 +10,11 @@ import sys
 import threading
 from pathlib import Path
 
-from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
 from django.conf import settings
 
 from memory.models import Node
 from memory.tokens import create_token
+from tests._helpers.realdb import database_env
 
 INIT = {
     "jsonrpc": "2.0",

@@ -1,22 +1,21 @@
 """The visibility rules over MCP (issue 16): one real stdio session checks every rule on recall,
 read and walk, before and after the owner's acts (slow, hence one test, and a file of its own that
-the mutant runs leave out like tests/test_mcp.py)."""
+the mutant runs leave out like tests/agents/test_mcp.py)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from _acts import root_as_owner, supersede_as_owner
-from _realdb import real_db_fixture  # noqa: F401 (a fixture)
 from django.utils import timezone
-from test_mcp import _data, _session
-from test_visibility_matrix import RULES
 
 from memory.forgetting import let_go
 from memory.models import ApiToken, Node
 from memory.tokens import create_token
 from memory.write import write_node
 from review.ceremony import reject, seal
+from tests._helpers.acts import root_as_owner, supersede_as_owner
+from tests._helpers.mcp import mcp_session, tool_data
+from tests._helpers.rules import RULES
 
 
 def test_the_rules_hold_over_mcp(real_db) -> None:
@@ -42,7 +41,7 @@ def test_the_rules_hold_over_mcp(real_db) -> None:
     async def script(session):
         async def recall_tool(**extra) -> dict[int, str]:
             args = {"query": "quillwort note", "scope": "both", "limit": 20, **extra}
-            found = _data(await session.call_tool("recall", args))["results"]
+            found = tool_data(await session.call_tool("recall", args))["results"]
             return {p["id"]: p["trust"] for p in found}
 
         async def by_id(tool: str, node_id: int) -> str | None:
@@ -53,7 +52,7 @@ def test_the_rules_hold_over_mcp(real_db) -> None:
             if result.is_error:
                 assert "not_found" in result.content[0].text
                 return None
-            return _data(result).get("trust", "opened")
+            return tool_data(result).get("trust", "opened")
 
         ids = [n.pk for n in subjects.values()]
         seen = [await recall_tool(), {i: await by_id("read", i) for i in ids}]
@@ -67,7 +66,7 @@ def test_the_rules_hold_over_mcp(real_db) -> None:
         ]
         return seen, hidden
 
-    seen, hidden = _session(real_db, "desk", script)
+    seen, hidden = mcp_session(real_db, "desk", script)
     for found in seen:
         assert set(found) >= {n.pk for n in subjects.values()}
         assert None not in found.values()

@@ -135,11 +135,10 @@ def test_node_in_domains_answers_missing_ids_alike(make_note) -> None:
 
 
 def test_visible_node_refuses_each_rule_with_the_one_answer(make_note) -> None:
-    from _acts import root_as_owner, supersede_as_owner
-
     from memory.forgetting import let_go
     from memory.read import visible_node
     from review.ceremony import reject
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
 
     def refused(node_id, **kw) -> bool:
         superseded = kw.pop("include_superseded", True)
@@ -251,9 +250,8 @@ def test_context_keeps_to_the_domain_asked_for(make_note) -> None:
 
 
 def test_walk_back_refuses_a_ground_node_outside_the_callers_domains(make_note) -> None:
-    from _acts import root_as_owner
-
     from memory.authority import walk_back
+    from tests._helpers.acts import root_as_owner
 
     node = make_note("Ground in the work domain.", domain="work")
     root_as_owner(node)
@@ -275,10 +273,9 @@ def test_a_walk_step_names_the_target_it_refuses(make_note) -> None:
 
 
 def test_the_authority_report_names_every_field_and_only_its_own_events(make_note) -> None:
-    from _acts import root_as_owner
-
     from memory.authority import authority_report
     from memory.models import Event
+    from tests._helpers.acts import root_as_owner
 
     origin = make_note("Where the fuse note came from.", source="fuses.md")
     node = make_note("The spare fuses are in the blue tin.", origins=[{"id": origin.pk}])
@@ -329,10 +326,9 @@ def test_the_authority_report_names_every_field_and_only_its_own_events(make_not
 
 
 def test_the_authority_report_as_of_judges_origins_then_for_owner_and_agent(make_note) -> None:
-    from _acts import root_as_owner
-
     from memory.authority import authority_report
     from memory.forgetting import let_go
+    from tests._helpers.acts import root_as_owner
 
     origin = make_note("An origin rooted and let go later.")
     node = make_note("Derived before either.", origins=[{"id": origin.pk}])

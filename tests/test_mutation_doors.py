@@ -5,7 +5,6 @@ the behaviour, not the mutant. Unit level: the operations themselves, no HTTP, b
 from __future__ import annotations
 
 import pytest
-from _acts import root_as_owner
 
 from agents.operations import (
     authority,
@@ -21,6 +20,7 @@ from memory.errors import Forbidden, Invalid
 from memory.models import Event, Node
 from memory.tokens import create_token
 from review.ceremony import propose, seal
+from tests._helpers.acts import root_as_owner
 
 
 def _note(**fields) -> dict:

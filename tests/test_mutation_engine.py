@@ -27,8 +27,9 @@ from memory.vectors.matrix import _coarse_rows, exact_candidates, vector_matrix
 from memory.visibility import Visibility, _aware, lawful
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import root, seal
-from tests.test_decay import authority, chain, is_decayed
-from tests.test_recall_coarse import START, matrix_of
+from tests._helpers.events import authority
+from tests._helpers.nodes import chain, is_decayed
+from tests._helpers.vectors import START, matrix_of
 
 
 def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone() -> None:

@@ -36,9 +36,10 @@ from memory.recall.why import WHY_CHARS, explain, reasons
 from memory.vectors.matrix import _coarse_index, _coarse_rows, _reserve, exact_candidates
 from memory.visibility import Visibility
 from review.ceremony import root
-from tests.test_entities import OTHER, SEEKER
-from tests.test_recall import mark
-from tests.test_recall_coarse import matrix_of
+from tests._helpers.events import mark
+from tests._helpers.nodes import store
+from tests._helpers.texts import OTHER, SEEKER
+from tests._helpers.vectors import matrix_of
 
 EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
 
@@ -50,27 +51,6 @@ def _fresh_document_counts():
     lexical._df_cache.clear()
     yield
     lexical._df_cache.clear()
-
-
-def _store(*bodies: str, signatures: tuple[str, ...] = ()) -> list[Node]:
-    """Nodes with ids 1, 2, ... (written straight, as a bench does), signed "bench" unless
-    `signatures` says otherwise: the store's size, which bounds a rare word's document count,
-    is then exactly len(bodies)."""
-    assert not Node.objects.exists()
-    signatures = signatures or ("bench",) * len(bodies)
-    rows = [
-        Node(
-            pk=i,
-            body=body,
-            body_hash=f"{i:064x}",
-            content_key=f"{i:064x}",
-            kind="internet",
-            jurisdiction="wild",
-            signature=signature,
-        )
-        for i, (body, signature) in enumerate(zip(bodies, signatures, strict=True), start=1)
-    ]
-    return Node.objects.bulk_create(rows)
 
 
 def test_each_list_adds_its_scores_over_its_best_times_its_weight():
@@ -190,7 +170,7 @@ def _fed(scores: dict[int, float], **weights) -> tuple[list[str], set[int]]:
 
 
 def test_feedback_reads_the_best_scored_hits_not_the_newest_or_the_worst(db):
-    a, b, c, d = _store(
+    a, b, c, d = store(
         "Kingfisher on the weir.", "Kingfisher at dawn.", "Osprey over it.", "Osprey again."
     )
     scores = {a.pk: 1.0, b.pk: 0.9, c.pk: 0.2, d.pk: 0.1}
@@ -198,13 +178,13 @@ def test_feedback_reads_the_best_scored_hits_not_the_newest_or_the_worst(db):
 
 
 def test_feedback_words_are_longer_than_two_letters_and_not_numbers(db):
-    a, b = _store("Owl ox 1999 marsh.", "Owl ox 1999 fen.")
+    a, b = store("Owl ox 1999 marsh.", "Owl ox 1999 fen.")
     assert _fed({a.pk: 1.0, b.pk: 0.9}) == (["owl"], {a.pk, b.pk})
 
 
 def test_a_feedback_word_is_rare_in_at_most_five_documents_of_a_small_store(db):
     # Five documents hold kingfisher and six hold heron; with 11 nodes, 2% is under five.
-    nodes = _store(
+    nodes = store(
         *["Kingfisher and heron."] * 2, *["Kingfisher."] * 3, *["Heron."] * 4, "Egret.", "Ibis."
     )
     a, b = nodes[0], nodes[1]
@@ -212,20 +192,20 @@ def test_a_feedback_word_is_rare_in_at_most_five_documents_of_a_small_store(db):
 
 
 def test_feedback_words_come_most_shared_first(db):
-    nodes = _store("Apple orchard.", "Apple zebra.", "Zebra crossing.", "Zebra stripes.")
+    nodes = store("Apple orchard.", "Apple zebra.", "Zebra crossing.", "Zebra stripes.")
     scores = {n.pk: 1.0 - n.pk / 10 for n in nodes}
     assert _fed(scores, feedback_docs=4, feedback_terms=1)[0] == ["zebra"]
 
 
 @pytest.mark.sqlite_only  # FTS5's unicode61 does not fold ß, so "strasse" does not find it
 def test_a_shared_word_the_index_finds_in_one_document_is_fed_back(db):
-    a, b = _store("Straße im Regen.", "Strasse im Schnee.")
+    a, b = store("Straße im Regen.", "Strasse im Schnee.")
     assert _fed({a.pk: 1.0, b.pk: 0.9}) == (["strasse"], {b.pk})
 
 
 @pytest.mark.sqlite_only  # as above
 def test_a_shared_word_the_index_cannot_find_is_not_fed_back(db):
-    a, b = _store("Straße im Regen.", "Straße im Schnee.")
+    a, b = store("Straße im Regen.", "Straße im Schnee.")
     assert _fed({a.pk: 1.0, b.pk: 0.9}) == ([], set())
 
 
@@ -248,19 +228,19 @@ class _Placed:
 
 def test_why_names_only_the_selective_query_words_a_body_holds(db):
     # 52 of 52 documents hold "common": past the common share, it is not a selective term.
-    (heron, *_) = _store("Heron, common.", *["Common."] * 51)
+    (heron, *_) = store("Heron, common.", *["Common."] * 51)
     assert explain([_Placed(heron.pk, ["words"])], ["heron", "common"]) == {
         heron.pk: "words: heron"
     }
 
 
 def test_why_says_related_when_no_list_or_edge_explains_a_node(db):
-    (node,) = _store("Nothing matched.")
+    (node,) = store("Nothing matched.")
     assert explain([_Placed(node.pk)], ["heron"]) == {node.pk: "related"}
 
 
 def test_why_keeps_a_line_of_exactly_its_bound_and_cuts_a_longer_one_to_it(db):
-    a, b = _store("One.", "Two.")
+    a, b = store("One.", "Two.")
     found = explain([_Placed(a.pk, ["x" * WHY_CHARS]), _Placed(b.pk, ["y" * 161])], ["z"])
     assert found == {a.pk: "x" * WHY_CHARS, b.pk: "y" * (WHY_CHARS - 1) + "…"}
 

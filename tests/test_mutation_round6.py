@@ -17,7 +17,7 @@ from memory.read import read
 from memory.recall import recall
 from memory.sleep import decay as decay_module
 from memory.sleep.decay import _sweep, decay
-from tests.test_decay import chain, is_decayed
+from tests._helpers.nodes import chain, is_decayed
 
 
 def test_a_decayed_node_past_every_candidate_and_holder_does_not_break_the_mark(make_note, lone):

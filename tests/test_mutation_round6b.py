@@ -18,9 +18,9 @@ from memory.recall.entities import record_mentions
 from memory.recall.lexical import query_terms
 from memory.recall.rank import _names
 from memory.visibility import Visibility
-from tests.test_entities import OTHER, SEEKER
-from tests.test_mutation_round5b import _store
-from tests.test_recall import mark
+from tests._helpers.events import mark
+from tests._helpers.nodes import store
+from tests._helpers.texts import OTHER, SEEKER
 
 EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
 OTHER_SPEAKER = rerank.FEATURES.index("other_speaker")
@@ -67,7 +67,7 @@ def test_recall_takes_a_limit_from_1_to_max_and_refuses_others_as_bad_limit(lone
 
 
 def test_recall_returns_ten_by_default(db):
-    _store(*[f"Heron sighting number {'again ' * i}." for i in range(12)])
+    store(*[f"Heron sighting number {'again ' * i}." for i in range(12)])
     assert len(recall("heron", scope="wild")) == 10
 
 
@@ -93,7 +93,7 @@ def test_the_recall_log_holds_the_asked_query_domains_as_of_actor_and_time_taken
 
 
 def _signed(*signatures: str) -> list[Node]:
-    return _store(*[f"Kayak trip {i}." for i in range(len(signatures))], signatures=signatures)
+    return store(*[f"Kayak trip {i}." for i in range(len(signatures))], signatures=signatures)
 
 
 def test_a_speaker_is_named_from_the_word_lists_first_twenty_hits_only(db):
@@ -171,7 +171,7 @@ def test_the_expansion_seeds_are_the_best_scored_nodes(make_note):
 
 def test_the_reranker_sees_the_best_three_times_limit_candidates_at_least_pool(db):
     # Longer bodies score lower: node 1 is the best, then 2, 3...
-    _store(*[f"Kayak {'paddle ' * i}." for i in range(70)])
+    store(*[f"Kayak {'paddle ' * i}." for i in range(70)])
     ranked, [(ordered, _)] = _observed("kayak", limit=21)
     assert [r.id for r in ranked] == list(range(1, 22))
     assert ordered == list(range(1, 64))

@@ -21,7 +21,7 @@ from memory.vectors.embed import embed_missing, get_embedder, to_blob
 from memory.vectors.index import open_index, sync_index
 from memory.vectors.matrix import vector_matrix
 from memory.visibility import Visibility
-from tests.test_mutation_round5b import _store
+from tests._helpers.nodes import store
 
 EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
 QUERY = "heron reed otter by the water"
@@ -159,7 +159,7 @@ def test_the_matrix_above_a_floor_reserves_room_for_the_rows_above_it_only(make_
 def test_new_vectors_past_one_fetch_are_reserved_for_at_once(db):
     embedder = get_embedder()
     count = 5001  # past one fetchmany(5000)
-    _store(*[f"Note {i}." for i in range(1, count + 1)])
+    store(*[f"Note {i}." for i in range(1, count + 1)])
     blob = to_blob(embedder.embed(["Note."])[0])
     Vector.objects.bulk_create(
         Vector(node_id=i, model=embedder.name, dim=embedder.dim, data=blob)

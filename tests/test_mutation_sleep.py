@@ -15,7 +15,7 @@ from memory.forgetting import let_go, pending_decays, restore
 from memory.models import Edge, Node
 from memory.reach import candidates, holders_first, mark
 from memory.walk import around, open_walk, read_ticket, step
-from tests.test_decay import authority
+from tests._helpers.events import authority
 
 
 def test_candidates_are_the_old_unread_nodes_no_event_holds(lone):

@@ -54,10 +54,9 @@ def test_a_decay_between_the_check_and_the_count_answers_like_a_missing_node(
 
 
 def test_walk_back_reports_the_adoption_and_only_the_callers_origins(make_note, root_note) -> None:
-    from _acts import root_as_owner, supersede_as_owner
-
     from memory.authority import walk_back
     from memory.errors import Conflict
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
 
     memo = make_note("A work memo on the boiler contract.", domain="work")
     old = make_note(
@@ -101,9 +100,8 @@ def test_authority_and_read_report_every_field_by_its_documented_name(make_note)
 
 
 def test_an_authority_event_names_its_related_node(make_note) -> None:
-    from _acts import root_as_owner, supersede_as_owner
-
     from memory.authority import authority_report
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
 
     old = make_note("The gate code is 1234.")
     root_as_owner(old)
@@ -324,8 +322,9 @@ def test_an_agents_recall_returns_ten_results_unless_asked_for_more(make_note) -
 
 
 def test_recall_as_of_reports_trust_as_it_stood_then(make_note) -> None:
-    from _acts import root_as_owner, supersede_as_owner
     from django.utils import timezone
+
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
 
     node = make_note("The heron nests by the weir.")
     root_as_owner(node)
@@ -404,11 +403,10 @@ def test_a_refused_rearrival_says_it_was_tombstoned(make_note) -> None:
 
 
 def test_reject_and_unseal_refusals_carry_their_codes_and_the_event_its_words(make_note) -> None:
-    from _acts import root_as_owner
-
     from memory.errors import Conflict
     from memory.models import Event
     from review.ceremony import reject, seal, unseal
+    from tests._helpers.acts import root_as_owner
 
     node = make_note("The moon is made of cheese.")
     with pytest.raises(Conflict) as not_sealed:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from _acts import root_as_owner
 
 from memory.authority import authority_report, walk_back
 from memory.errors import Conflict, Invalid, NotFound
@@ -23,6 +22,7 @@ from memory.tokens import (
 from memory.trust import trust_counts, trust_map, with_trust
 from memory.write import write_node
 from review.ceremony import propose, reject, seal, unseal
+from tests._helpers.acts import root_as_owner
 
 
 def test_revoking_one_token_leaves_the_others_live(db) -> None:

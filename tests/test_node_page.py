@@ -130,10 +130,9 @@ def test_hostile_bodies_are_escaped(owner_client, make_note):
 
 
 def test_a_ground_pair_is_offered_no_supersede_anywhere(owner_client, db, tmp_path, settings):
-    from _acts import root_as_owner, supersede_as_owner
-
     from memory.errors import Invalid
     from memory.scroll import commit_turn
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
 
     settings.GROVE_SCROLL_DIR = tmp_path
     pair = commit_turn(conversation="c", user="Where is the key?", assistant="Under the pot.").node
@@ -147,7 +146,7 @@ def test_a_ground_pair_is_offered_no_supersede_anywhere(owner_client, db, tmp_pa
 
 
 def test_a_ground_note_links_to_its_supersede_screen(owner_client, make_note):
-    from _acts import root_as_owner
+    from tests._helpers.acts import root_as_owner
 
     note = make_note("The key is under the pot.")
     root_as_owner(note)

@@ -7,22 +7,15 @@ tests/test_custody.py, which run on either; these are the statements only Postgr
 from __future__ import annotations
 
 import pytest
-from _acts import root_as_owner
 from django.db import DatabaseError, connection, transaction
 
 from memory.models import Edge, Event, Node
 from memory.recall import fts_pg, recall
 from memory.visibility import Visibility
+from tests._helpers.acts import root_as_owner
+from tests._helpers.vendor import raw
 
 pytestmark = pytest.mark.postgres_only
-
-
-def raw(sql: str, params: tuple = ()) -> None:
-    with transaction.atomic(), connection.cursor() as cursor:
-        # The test's own writes leave deferred foreign-key checks pending, and TRUNCATE refuses
-        # to run with pending trigger events: check them now, as a commit would.
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute(sql, params)
 
 
 def node_columns() -> str:
@@ -37,7 +30,7 @@ def node_columns() -> str:
 
 def refused(sql: str, params: tuple = (), match: str = "") -> None:
     with pytest.raises(DatabaseError, match=match):
-        raw(sql, params)
+        raw(sql, params, checks_now=True)
 
 
 @pytest.fixture
@@ -92,6 +85,7 @@ def test_upsert_of_a_lifecycle_flag_is_an_ordinary_update(make_note):
         f"INSERT INTO memory_node ({node_columns()}) SELECT {node_columns()} FROM memory_node "
         "WHERE id = %s ON CONFLICT (id) DO UPDATE SET access_count = 2",
         (note.pk,),
+        checks_now=True,
     )
     note.refresh_from_db()
     assert note.access_count == 2
@@ -200,6 +194,6 @@ def test_integrity_reports_a_missing_word_index(make_note):
 
     make_note("Searchable words.")
     assert run_checks(["fts_out_of_sync"])[0].ok
-    raw("DROP INDEX memory_node_body_tsv")  # rolled back with the test
+    raw("DROP INDEX memory_node_body_tsv", checks_now=True)  # rolled back with the test
     (result,) = run_checks(["fts_out_of_sync"])
     assert result.violations == ["the full-text index memory_node_body_tsv is missing"]

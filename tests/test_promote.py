@@ -15,7 +15,7 @@ from memory.sleep.consolidate import consolidate
 from memory.sleep.crosslink import crosslink
 from memory.sleep.decay import decay
 from memory.sleep.promote import promote, promotion_threshold
-from tests.test_crosslink import place
+from tests._helpers.vectors import place
 
 
 def reads(node: Node, count: int) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
-from _acts import root_as_owner, supersede_as_owner
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, reverse
@@ -21,6 +20,7 @@ from memory.models import Event
 from memory.recall import recall
 from memory.walk import around, open_walk
 from review.urls import urlpatterns as review_urls
+from tests._helpers.acts import root_as_owner, supersede_as_owner
 
 
 def test_recall_walk_and_the_graph_work_with_query_logging_on(make_note, root_note):

@@ -11,19 +11,7 @@ from memory.errors import Invalid
 from memory.models import Edge, Node, RecallLog, Vector
 from memory.recall import recall
 from memory.vectors.embed import embed_missing
-
-
-def mark(node: Node, kind: str, *, at: datetime | None = None) -> None:
-    """A raw-SQL fixture for an audit event (the ceremonies and decay write these in real life)."""
-    at = at or timezone.now()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail) "
-            "VALUES (%s, %s, %s, 'fixture', '', '{}', '{}')",
-            [at, kind, node.pk],
-        )
-        if kind == "decayed":
-            cursor.execute("UPDATE memory_node SET decayed_at = %s WHERE id = %s", [at, node.pk])
+from tests._helpers.events import mark
 
 
 def fts_has(node: Node) -> bool:

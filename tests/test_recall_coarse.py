@@ -4,34 +4,19 @@ crowd the k-th place, and in whole recalls."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import numpy as np
 import pytest
 
 from memory.recall import _vector_candidates, lexical, recall
 from memory.vectors import matrix as matrix_module
-from memory.vectors.embed import embed_missing, get_embedder, normalise, to_blob
-from memory.vectors.matrix import Matrix, _append, exact_candidates
+from memory.vectors.embed import embed_missing, get_embedder, normalise
+from memory.vectors.matrix import Matrix, exact_candidates
 from memory.visibility import Visibility
+from tests._helpers.vectors import START, matrix_of
 
-START = datetime(2025, 1, 1, tzinfo=UTC)
 EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
-
-
-def matrix_of(vectors: np.ndarray) -> Matrix:
-    """A cached matrix holding these rows: node id = row + 1, domains a/b/c, every third row
-    wild, one row an hour from START."""
-    n, dim = vectors.shape
-    matrix = Matrix(key=("test", "test"), dim=dim)
-    matrix.vectors = np.zeros((0, dim), dtype=np.float32)
-    rows = [
-        (i + 1, i + 1, "x", to_blob(vectors[i]), "abc"[i % 3], "wild" if i % 3 == 0 else "home",
-         (START + timedelta(hours=i)).isoformat())
-        for i in range(n)
-    ]  # fmt: skip
-    _append(matrix, rows)
-    return matrix
 
 
 def full_scan(monkeypatch, matrix: Matrix, q: np.ndarray, vis: Visibility, k: int) -> list:

@@ -44,7 +44,7 @@ def test_why_is_bounded(make_note):
 
 
 def test_an_agent_asks_for_why_over_the_api(client, make_note):
-    from _agents import error_of, make_agent
+    from tests._helpers.agents import error_of, make_agent
 
     agent = make_agent(client, domains=["personal"])
     make_note("The heron nests by the old mill pond.")
@@ -101,7 +101,7 @@ def test_diversity_lets_another_parent_into_the_top(make_note) -> None:
 
 def test_feedback_finds_a_superseded_node_only_when_asked_for_superseded(make_note) -> None:
     from memory.recall import rank
-    from tests.test_recall import mark
+    from tests._helpers.events import mark
 
     make_note("Heron nesting near a marsh; kingfisher sighting.")
     make_note("Heron flight over a lake; kingfisher again.")

@@ -8,18 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from memory.custody.schema import SchemaMismatch, require_current_schema, schema_problems
+from tests._helpers.realdb import database_env
+from tests._helpers.vendor import raw
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def raw(sql: str, params: tuple = ()) -> None:
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(sql, params)
 
 
 def test_a_current_database_passes(db):

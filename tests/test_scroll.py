@@ -4,11 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-from _realdb import (
-    CHILD_PRELUDE,
-    real_db_fixture,  # noqa: F401 (a fixture)
-    run_together,
-)
 
 from memory.errors import Invalid, NotFound, TooLarge
 from memory.models import Edge, Node, Trust
@@ -22,6 +17,10 @@ from memory.scroll import (
     record_hash,
     scroll_dir,
     verify_scroll,
+)
+from tests._helpers.realdb import (
+    CHILD_PRELUDE,
+    run_together,
 )
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from _agents import make_agent
 
 from memory.models import Edge, EdgeKind, Node
 from memory.scroll import DEFAULT_DOMAIN, _append, commit_turn, scroll_dir, verify_scroll
 from memory.write import ScrollPointer, write_node
+from tests._helpers.agents import make_agent
 
 
 @pytest.fixture(autouse=True)

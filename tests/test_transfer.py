@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from _realdb import database_env, real_db_fixture  # noqa: F401 (a fixture)
 
 from memory.custody.chain_verify import verify
 from memory.models import Node
+from tests._helpers.realdb import database_env
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from _acts import OWNER, root_as_owner
-
 from memory.trust import trust_map
 from review.ceremony import propose, seal
+from tests._helpers.acts import OWNER, root_as_owner
 
 
 def test_it_answers_for_exactly_the_nodes_asked(make_note):

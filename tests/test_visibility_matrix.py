@@ -3,7 +3,7 @@
 One subject node is seen on a path, a rule is applied (or the caller changes), and the subject
 must be gone from that path. The before-check makes each cell able to fail. Superseded nodes are
 hidden from recall but labelled where a caller names them by id (read, walk, authority).
-MCP (one slow session) is in tests/test_mcp_visibility.py.
+MCP (one slow session) is in tests/agents/test_mcp_visibility.py.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from _acts import root_as_owner, supersede_as_owner
-from _agents import Agent, make_agent
 from django.test import Client
 
 from memory.authority import authority_report
@@ -27,6 +25,9 @@ from memory.recall import recall
 from memory.vectors.embed import embed_missing
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import reject, seal
+from tests._helpers.acts import root_as_owner, supersede_as_owner
+from tests._helpers.agents import Agent, make_agent
+from tests._helpers.rules import RULES
 
 SUBJECT = "Zephyrine cormorant ledger keeps the spare fuses for Ottoline Brackwater."
 SUBJECT_QUERY = "zephyrine cormorant ledger"
@@ -40,7 +41,6 @@ CHAIN_END = "The lantern oil sits on the porch shelf."
 CHAIN_QUERY = "lantern oil porch"
 BETWEEN = "Noted, I will look tonight."
 HOLDER = "agent:scout"
-RULES = ("domain", "as_of", "decayed", "sealed", "rejected", "superseded")
 STATE_RULES = ("decayed", "sealed", "rejected")
 
 

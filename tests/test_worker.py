@@ -6,7 +6,6 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -14,11 +13,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from _wait import wait_for
 
 from memory.models import Node
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests._helpers import ROOT
+from tests._helpers.processes import free_port, group_alive, link_from
+from tests._helpers.wait import wait_for
 
 
 @pytest.mark.worker
@@ -31,12 +30,6 @@ def test_the_real_worker_runs_an_enqueued_task(qcluster):
     wait_for(lambda: Success.objects.filter(id=task_id).exists())
     assert Node.objects.count() > 10
     assert Success.objects.get(id=task_id).result > 10
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.worker
@@ -62,29 +55,19 @@ def test_serve_runs_web_and_worker_on_localhost_and_stops_both(tmp_path):
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=lambda: [lines.put(x) for x in server.stdout], daemon=True).start()
         seen: list[str] = []
-        link = wait_for(lambda: _link_from(lines, seen))
+        link = wait_for(lambda: link_from(lines, seen))
         assert link.startswith(f"http://127.0.0.1:{port}/login/link/")
         worker_pid = int(re.search(r"worker pid (\d+)", "".join(seen)).group(1))
-        assert _group_alive(worker_pid)  # the worker is running
+        assert group_alive(worker_pid)  # the worker is running
         page = wait_for(lambda: _get(link))
         assert "Sign in as the owner" in page
         os.killpg(server.pid, signal.SIGINT)  # Ctrl-C: the whole process group
         assert server.wait(timeout=30) == 0
         # The whole cluster (main process, sentinel, workers) is gone, not only its main.
-        wait_for(lambda: not _group_alive(worker_pid), timeout=20)
+        wait_for(lambda: not group_alive(worker_pid), timeout=20)
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
-
-
-def _link_from(lines: queue.Queue, seen: list[str]) -> str | None:
-    try:
-        line = lines.get(timeout=0.5)
-    except queue.Empty:
-        return None
-    seen.append(line)
-    match = re.search(r"(http://\S+/login/link/\S+)", line)
-    return match.group(1) if match else None
 
 
 def _get(url: str) -> str | None:
@@ -93,18 +76,6 @@ def _get(url: str) -> str | None:
             return response.read().decode()
     except OSError:
         return None
-
-
-def _group_alive(pgid: int) -> bool:
-    """Any live (non-zombie) process left in the process group."""
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
 
 
 def test_serve_with_two_workers_answers_from_two_web_processes(tmp_path):

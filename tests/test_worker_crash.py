@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from _wait import wait_for
 from django.conf import settings
 
 from bench.synthetic import build_graph, use_database
 from memory.custody.integrity import run_checks
 from memory.models import SleepRun
 from memory.sleep.run import request_sleep, run_sleep
+from tests._helpers.wait import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,8 +13,10 @@ import sys
 import threading
 
 import pytest
-from _wait import wait_for
-from test_worker import ROOT, _group_alive, _link_from, free_port
+
+from tests._helpers import ROOT
+from tests._helpers.processes import free_port, group_alive, link_from
+from tests._helpers.wait import wait_for
 
 
 def _serve(tmp_path, *extra: str) -> tuple[subprocess.Popen, int, list[str]]:
@@ -34,7 +36,7 @@ def _serve(tmp_path, *extra: str) -> tuple[subprocess.Popen, int, list[str]]:
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in server.stdout], daemon=True).start()
     seen: list[str] = []
-    wait_for(lambda: _link_from(lines, seen))
+    wait_for(lambda: link_from(lines, seen))
     return server, port, seen
 
 
@@ -43,12 +45,12 @@ def test_sigkill_of_serve_leaves_no_worker_behind(tmp_path):
     server, _, seen = _serve(tmp_path)
     worker_pid = int(re.search(r"worker pid (\d+)", "".join(seen)).group(1))
     try:
-        wait_for(lambda: _group_alive(worker_pid))
+        wait_for(lambda: group_alive(worker_pid))
         os.kill(server.pid, signal.SIGKILL)  # serve alone: no Ctrl-C reaches the worker
         server.wait(timeout=30)
-        wait_for(lambda: not _group_alive(worker_pid), timeout=60)
+        wait_for(lambda: not group_alive(worker_pid), timeout=60)
     finally:
-        if _group_alive(worker_pid):
+        if group_alive(worker_pid):
             os.killpg(worker_pid, signal.SIGKILL)
 
 

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
@@ -70,10 +69,9 @@ def _pg_real_db(tmp_path):
         _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture(name="real_db")
-def real_db_fixture(tmp_path, tmp_path_factory, django_db_blocker):
+def fresh_database(tmp_path, tmp_path_factory, django_db_blocker):
     """Point Django at a fresh migrated SQLite file for the test; yields its path (on
-    PostgreSQL, a fresh database; yields its name)."""
+    PostgreSQL, a fresh database; yields its name). The real_db fixture (tests/conftest.py)."""
     with django_db_blocker.unblock():
         if connection.vendor == "postgresql":
             yield from _pg_real_db(tmp_path)
