@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+from tests._helpers import ROOT
+
+TEMPLATES = ROOT / "templates"
 
 
 def wrapped_comments(root: Path = TEMPLATES) -> list[str]:

@@ -40,7 +40,7 @@ def rewrite(form: str, table: str, row_id: int, column: str, value: str) -> str:
     return f"{verb[form]} INTO {table} ({', '.join(cols)}) {select}"
 
 
-# REPLACE is SQLite's; PostgreSQL has the other two (and its own forms in test_postgres.py).
+# REPLACE is SQLite's; PostgreSQL has the other two (and its own forms: schema/test_postgres.py).
 _SQLITE = pytest.mark.sqlite_only
 FORMS = [
     pytest.param("replace", marks=_SQLITE),
@@ -86,7 +86,7 @@ def test_no_statement_form_changes_an_edges_kind(make_note, form):
     assert Edge.objects.get(pk=edge.pk).kind == "derived_from"
 
 
-@pytest.mark.sqlite_only  # REPLACE INTO; PostgreSQL's ON CONFLICT twin is in test_postgres.py
+@pytest.mark.sqlite_only  # REPLACE INTO; PostgreSQL's ON CONFLICT twin: schema/test_postgres.py
 def test_replace_by_the_edge_triple_is_refused(make_note):
     edge = Edge.objects.get(from_node=make_note("Edged."))
     with pytest.raises(DatabaseError, match="memory_edge_no_replace"):

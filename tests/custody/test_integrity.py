@@ -85,7 +85,7 @@ def test_it_reports_an_edge_touching_a_missing_node(make_note):
     raw("PRAGMA foreign_keys = ON", savepoint=False)
 
 
-@pytest.mark.sqlite_only  # FTS5's rows; PostgreSQL's check: test_postgres.py
+@pytest.mark.sqlite_only  # FTS5's rows; PostgreSQL's check: tests/schema/test_postgres.py
 def test_it_reports_a_node_missing_from_the_full_text_index(make_note):
     node = make_note("Unsearchable words.")
     raw(
@@ -96,7 +96,7 @@ def test_it_reports_a_node_missing_from_the_full_text_index(make_note):
     assert f"node {node.pk} has no full-text row" in violations
 
 
-@pytest.mark.sqlite_only  # FTS5's rows; PostgreSQL's check: test_postgres.py
+@pytest.mark.sqlite_only  # FTS5's rows; PostgreSQL's check: tests/schema/test_postgres.py
 def test_it_reports_a_full_text_row_that_disagrees_with_the_body(make_note):
     node = make_note("Original words.")
     raw(

@@ -12,10 +12,9 @@ from django.conf import settings
 from django.db import connection
 
 from memory.custody.schema import SchemaMismatch, require_current_schema, schema_problems
+from tests._helpers import ROOT
 from tests._helpers.realdb import database_env
 from tests._helpers.vendor import raw
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_a_current_database_passes(db):

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -15,9 +14,8 @@ from bench.synthetic import build_graph, use_database
 from memory.custody.integrity import run_checks
 from memory.models import SleepRun
 from memory.sleep.run import request_sleep, run_sleep
+from tests._helpers import ROOT
 from tests._helpers.wait import wait_for
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def violations() -> dict[str, list[str]]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-CSS = (Path(__file__).resolve().parent.parent / "static" / "grove" / "grove.css").read_text()
+from tests._helpers import ROOT
+
+CSS = (ROOT / "static" / "grove" / "grove.css").read_text()
 PAIRS = [
     ("fg", "bg"), ("fg", "card"), ("muted", "bg"), ("muted", "card"), ("accent", "bg"),
     ("accent", "card"), ("on-accent", "accent"), ("fg", "ok-bg"), ("fg", "warn-bg"),

@@ -219,7 +219,7 @@ def test_duplicates_are_per_domain(make_note):
     assert a.pk != b.pk
 
 
-@pytest.mark.sqlite_only  # FTS5's table; PostgreSQL's tsvector: tests/test_postgres.py
+@pytest.mark.sqlite_only  # FTS5's table; PostgreSQL's tsvector: tests/schema/test_postgres.py
 def test_the_fts_row_is_written_with_the_node(make_note):
     from django.db import connection
 

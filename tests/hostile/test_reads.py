@@ -1,7 +1,7 @@
 """The hostile suite, reads: sealed means invisible to recall, authority and the agent API;
 recall never carries ceremony detail; trust reads the same in recall packets and everywhere.
 
-Kept apart from test_hostile.py because it needs memory/recall.py (the recall engineer's).
+Kept apart from test_ways_in.py because it needs memory/recall.py (the recall engineer's).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """PostgreSQL's own forms of attack and its word index (migration 0013, memory/recall/fts_pg.py).
 
-The invariants common to both engines are attacked in tests/test_invariants.py and
-tests/test_custody.py, which run on either; these are the statements only PostgreSQL has.
+The invariants common to both engines are attacked in tests/schema/test_invariants.py and
+tests/custody/test_raw_sql.py, which run on either; these are the statements only PostgreSQL has.
 """
 
 from __future__ import annotations

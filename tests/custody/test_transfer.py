@@ -12,9 +12,8 @@ import pytest
 
 from memory.custody.chain_verify import verify
 from memory.models import Node
+from tests._helpers import ROOT
 from tests._helpers.realdb import database_env
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _rows(path: Path) -> list:

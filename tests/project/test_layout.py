@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests._helpers import ROOT
+
 APPS = ("memory", "review", "agents", "dashboard")
 ALLOWED = {
     "memory": {"memory"},
