@@ -23,3 +23,9 @@ def test_a_sealed_node_does_not_stop_the_others_being_judged(make_note):
         rooted.pk: "ground",
         proposed.pk: "proposed",
     }
+
+
+def test_trust_is_answered_for_exactly_the_ids_asked(make_note) -> None:
+    asked, other = make_note("Asked about."), make_note("Sealed, not asked about.")
+    seal(other.pk, owner="owner")
+    assert trust_map([asked.pk]) == {asked.pk: "unreviewed"}

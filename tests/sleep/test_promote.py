@@ -174,3 +174,11 @@ def test_promotion_reads_the_live_read_nodes_through_their_own_index(make_note):
             cursor.execute("EXPLAIN QUERY PLAN " + sql)
             plan = " ".join(str(row[-1]) for row in cursor.fetchall())
             assert "memory_node_read_live" in plan and "memory_node_decayed_at" not in plan, sql
+
+
+def test_the_promotion_threshold_ignores_the_reads_of_decayed_nodes(make_note) -> None:
+    live, gone = make_note("Read four times."), make_note("Read fifty times, then let go.")
+    Node.objects.filter(pk=live.pk).update(access_count=4)
+    Node.objects.filter(pk=gone.pk).update(access_count=50)
+    let_go(gone.pk, actor="owner")
+    assert promotion_threshold() == 4
