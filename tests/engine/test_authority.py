@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memory.authority import authority_report, walk_back
-from memory.errors import Conflict, NotFound
-from memory.models import Trust
+from memory.errors import Conflict, Invalid, NotFound
+from memory.models import Node, Trust
 from memory.scroll import commit_turn
 from review.ceremony import propose, reject, root, seal, unseal
 
@@ -119,3 +120,105 @@ def test_walk_back_of_a_sealed_ground_node_is_not_found(make_note):
     seal(node.pk, owner=OWNER)
     with pytest.raises(NotFound):
         walk_back(node.pk)
+
+
+def test_walk_back_refuses_a_ground_node_outside_the_callers_domains(make_note) -> None:
+    from memory.authority import walk_back
+    from tests._helpers.acts import root_as_owner
+
+    node = make_note("Ground in the work domain.", domain="work")
+    root_as_owner(node)
+    assert walk_back(node.pk, domains=["work"])["id"] == node.pk
+    with pytest.raises(NotFound):
+        walk_back(node.pk, domains=["personal"])
+
+
+def test_the_authority_report_names_every_field_and_only_its_own_events(make_note) -> None:
+    from memory.authority import authority_report
+    from memory.models import Event
+    from tests._helpers.acts import root_as_owner
+
+    origin = make_note("Where the fuse note came from.", source="fuses.md")
+    node = make_note("The spare fuses are in the blue tin.", origins=[{"id": origin.pk}])
+    root_as_owner(origin, "The origin holds.")  # another node's event, not in this report
+    root_as_owner(node)
+    rooted = Event.objects.get(node=node, kind="rooted")
+    assert authority_report(node.pk) == {
+        "jurisdiction": "home",
+        "id": node.pk,
+        "trust": "ground",
+        "kind": "note",
+        "excerpt": node.body,
+        "source": "",
+        "live": True,
+        "domain": "personal",
+        "signature": "owner",
+        "body_hash": node.body_hash,
+        "created_at": node.created_at.isoformat(),
+        "referent_time": None,
+        "decayed_at": None,
+        "permanent": False,
+        "permanent_at": None,
+        "as_of": None,
+        "events": [
+            {
+                "kind": "rooted",
+                "at": rooted.at.isoformat(),
+                "actor": "owner",
+                "reason": rooted.reason,
+                "related_node": None,
+            }
+        ],
+        "origins": [
+            {
+                "relation": "derived_from",
+                "jurisdiction": "home",
+                "id": origin.pk,
+                "trust": "ground",
+                "kind": "note",
+                "excerpt": origin.body,
+                "source": "fuses.md",
+                "live": True,
+            }
+        ],
+    }
+    then = rooted.at
+    assert authority_report(node.pk, as_of=then)["as_of"] == then.isoformat()
+
+
+def test_the_authority_report_as_of_judges_origins_then_for_owner_and_agent(make_note) -> None:
+    from memory.authority import authority_report
+    from memory.forgetting import let_go
+    from tests._helpers.acts import root_as_owner
+
+    origin = make_note("An origin rooted and let go later.")
+    node = make_note("Derived before either.", origins=[{"id": origin.pk}])
+    then = datetime.now(UTC)
+    root_as_owner(origin)
+    assert authority_report(node.pk)["origins"][0]["trust"] == "ground"
+    assert authority_report(node.pk, as_of=then)["origins"][0]["trust"] == "unreviewed"
+    late = make_note("Let go after the instant.")
+    child = make_note("Cites what is let go later.", origins=[{"id": late.pk, "relation": "cites"}])
+    then = datetime.now(UTC)
+    let_go(late.pk, actor="owner")
+    assert authority_report(child.pk, domains=["personal"])["origins"] == []
+    (seen,) = authority_report(child.pk, domains=["personal"], as_of=then)["origins"]
+    assert seen["id"] == late.pk
+
+
+def test_the_authority_report_gives_decay_and_permanence_as_they_stand(make_note) -> None:
+    from memory.authority import authority_report
+    from memory.forgetting import let_go
+
+    gone = make_note("Let go by the owner.")
+    let_go(gone.pk, actor="owner")
+    gone.refresh_from_db()
+    report = authority_report(gone.pk)
+    assert (report["live"], report["decayed_at"]) == (False, gone.decayed_at.isoformat())
+    kept = make_note("Made permanent by reads.")
+    at = datetime.now(UTC) - timedelta(seconds=5)
+    Node.objects.filter(pk=kept.pk).update(permanent=True, permanent_at=at)
+    assert authority_report(kept.pk, as_of=datetime.now(UTC))["permanent"] is True
+    with pytest.raises(Invalid) as refused:
+        authority_report(kept.pk, as_of="soonish")
+    assert refused.value.message.startswith("as_of ")

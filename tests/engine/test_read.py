@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -9,6 +9,10 @@ from django.utils import timezone
 from memory.errors import NotFound
 from memory.models import Node, PendingCite
 from memory.read import read
+from memory.visibility import (
+    Visibility,
+)
+from review.ceremony import seal
 
 
 def mark(node: Node, kind: str) -> None:
@@ -84,3 +88,92 @@ def test_the_owner_browsing_a_wild_node_pends_no_cite(make_note):
     wild = make_note("An article about herons.", kind="hearsay", jurisdiction="wild")
     assert read(wild.pk, actor="owner")["access_count"] == 1
     assert not PendingCite.objects.exists()
+
+
+def _vis(**kw) -> Visibility:
+    return Visibility.of(
+        domains=kw.get("domains"), scope=kw.get("scope", "both"), as_of=kw.get("as_of")
+    )
+
+
+def test_visible_node_refuses_each_rule_with_the_one_answer(make_note) -> None:
+    from memory.forgetting import let_go
+    from memory.read import visible_node
+    from review.ceremony import reject
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
+
+    def refused(node_id, **kw) -> bool:
+        superseded = kw.pop("include_superseded", True)
+        try:
+            visible_node(node_id, vis=_vis(**kw), include_superseded=superseded)
+        except NotFound as missing:
+            assert missing.message == f"no node {node_id} here"
+            return True
+        return False
+
+    node = make_note("Kept in the work domain, at home.", domain="work")
+    made = node.created_at
+    assert visible_node(node.pk, vis=_vis(domains=["work"], scope="home", as_of=made)) == (
+        Node.objects.get(pk=node.pk),
+        "unreviewed",
+    )
+    assert refused(node.pk, domains=["personal"])
+    assert refused(node.pk, scope="wild")
+    assert not refused(node.pk, scope="home")
+    assert refused(node.pk, as_of=made - timedelta(microseconds=1))
+    assert refused("not a number") and refused(node.pk + 1000)
+
+    old = make_note("Replaced later by better words.")
+    root_as_owner(old)
+    supersede_as_owner(old, "Better words, now ground.")
+    assert not refused(old.pk)
+    assert refused(old.pk, include_superseded=False)
+
+    gone = make_note("Let go by the owner.")
+    let_go(gone.pk, actor="owner")
+    assert refused(gone.pk) and refused(gone.pk, as_of=datetime.now(UTC) + timedelta(days=1))
+    assert not refused(gone.pk, as_of=gone.created_at)  # it was live then
+
+    for hide in (seal, lambda pk, owner: reject(pk, owner=owner, reason="false")):
+        hidden = make_note(f"Hidden by the owner ({id(hide)}).")
+        hide(hidden.pk, owner="owner")
+        assert refused(hidden.pk) and refused(hidden.pk, as_of=hidden.created_at)
+
+
+def test_read_returns_every_field_by_name(make_note) -> None:
+    from memory.read import read
+
+    node = make_note("The boiler manual is in the hall drawer.", source="manual.md")
+    Node.objects.filter(pk=node.pk).update(metadata={"room": "hall"})
+    body = read(node.pk, actor="agent:desk")
+    node.refresh_from_db()
+    assert body == {
+        "jurisdiction": "home",
+        "id": node.pk,
+        "trust": "unreviewed",
+        "kind": "note",
+        "body": node.body,
+        "body_hash": node.body_hash,
+        "source": "manual.md",
+        "domain": "personal",
+        "signature": "owner",
+        "metadata": {"room": "hall"},
+        "created_at": node.created_at.isoformat(),
+        "referent_time": None,
+        "event_time": node.event_time.isoformat(),
+        "access_count": 1,
+        "last_accessed_at": node.last_accessed_at.isoformat(),
+        "permanent": False,
+        "live": True,
+    }
+
+
+def test_a_read_day_is_a_utc_day_whatever_the_local_zone(make_note, settings) -> None:
+    from memory.read import access_fields
+
+    settings.TIME_ZONE = "Pacific/Kiritimati"  # UTC+14: its midnight is 10:00 UTC the day before
+    node = make_note("Read late one UTC evening, and again the next UTC morning.")
+    evening = datetime(2026, 11, 29, 20, tzinfo=UTC)
+    Node.objects.filter(pk=node.pk).update(read_days=1, last_accessed_at=evening)
+    Node.objects.filter(pk=node.pk).update(**access_fields(evening + timedelta(hours=9), "x"))
+    assert Node.objects.get(pk=node.pk).read_days == 2  # a new UTC day, though not a local one

@@ -96,3 +96,14 @@ def test_the_tokens_page_needs_a_login(client, db):
     create_token(name="scout", domains=["personal"])
     response = client.get("/tokens/")
     assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_a_bad_token_name_and_no_domain_are_refused_by_word_and_code(db) -> None:
+    from memory.tokens import create_token
+
+    with pytest.raises(Invalid) as refused:
+        create_token(name="no spaces", domains=["personal"])
+    assert refused.value.message == "token name must be 1-100 letters, digits, '.', '_' or '-'"
+    with pytest.raises(Invalid) as bare:
+        create_token(name="bare", domains=[])
+    assert bare.value.code == "no_domain"

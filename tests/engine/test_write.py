@@ -505,3 +505,126 @@ def test_a_refused_rearrival_records_why_and_what_it_carried(make_note) -> None:
     refused = Event.objects.get(node=node, kind="rearrival_refused")
     assert (refused.actor, refused.reason) == ("ann", "tombstoned")
     assert refused.detail == {"body_hash": node.body_hash, "signature": "ann", "token": None}
+
+
+def test_a_revival_is_recorded_as_a_rearrival_read_by_its_actor(make_note, root_note) -> None:
+    from memory.forgetting import let_go
+    from memory.models import Event
+    from memory.write import write_node
+
+    node = make_note("Forgotten, then written again.")
+    let_go(node.pk, actor="owner")
+    widest = "agent:" + "x" * 194  # the actor column's full width, 200
+    again = write_node(
+        body=node.body,
+        kind="note",
+        jurisdiction="home",
+        signature="owner",
+        origins=[{"id": root_note.pk}],
+        actor=widest,
+    )
+    assert (again.status, again.node.pk) == ("revived", node.pk)
+    assert again.node.last_read_by == widest
+    assert Event.objects.get(node=node, kind="revived").reason == "rearrival"
+
+
+def test_an_actor_wider_than_its_column_is_refused_and_nothing_stored(
+    make_note, root_note, counts
+) -> None:
+    from memory.errors import Invalid
+    from memory.write import write_node
+
+    before = counts()
+    with pytest.raises(Invalid) as refused:
+        write_node(
+            body="A note from an actor with a very long name.",
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": root_note.pk}],
+            actor="agent:" + "x" * 195,
+        )
+    assert refused.value.code == "bad_actor"
+    assert counts() == before
+
+
+def test_an_arrival_records_its_hash_and_the_token_it_came_through(root_note, counts) -> None:
+    from memory.models import Event
+    from memory.tokens import create_token
+    from memory.write import ScrollPointer, write_node
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = write_node(
+        body="Written through the desk token.",
+        kind="note",
+        jurisdiction="home",
+        signature="desk",
+        origins=[{"id": root_note.pk}],
+        token=token,
+    ).node
+    detail = Event.objects.get(node=node, kind="arrived").detail
+    assert (detail["body_hash"], detail["token"]) == (node.body_hash, "desk")
+    before = counts()
+    with pytest.raises(Invalid) as refused:  # a scroll hash the database's CHECK refuses
+        write_node(
+            body="A pair whose scroll hash is not hex.",
+            kind="pair",
+            jurisdiction="home",
+            signature="owner",
+            scroll=ScrollPointer(path="talk.jsonl", offset=0, hash="not-hex"),
+        )
+    assert refused.value.code == "constraint" and counts() == before
+
+
+def test_an_origin_without_an_id_is_refused_by_word_and_code(root_note) -> None:
+    from memory.write import write_node
+
+    for origin in ({"relation": "cites"}, "not a mapping"):
+        with pytest.raises(Invalid) as refused:
+            write_node(
+                body="Came from somewhere unnamed.",
+                kind="note",
+                jurisdiction="home",
+                signature="owner",
+                origins=[origin],
+            )
+        assert (refused.value.code, refused.value.message) == (
+            "bad_origin",
+            "each origin needs an id and a relation",
+        )
+
+
+def test_the_write_path_refuses_in_its_own_words(db) -> None:
+    from memory.write import write_node
+
+    base = {"body": "Words.", "kind": "note", "jurisdiction": "home", "signature": "owner"}
+    for fields, code, message in (
+        ({"domain": " "}, "bad_domain", "domain must be a non-empty label"),
+        ({"kind": "pair"}, "no_scroll", "a pair needs a scroll pointer (path, offset, hash)"),
+        ({}, "no_origin", "a note needs at least one origin: say what it came from"),
+        (
+            {"kind": "import"},
+            "no_origin",
+            "a import needs at least one origin: say what it came from (or name its source)",
+        ),
+    ):
+        with pytest.raises(Invalid) as refused:
+            write_node(**{**base, **fields})
+        assert (refused.value.code, refused.value.message) == (code, message)
+
+
+def test_an_origin_id_that_is_not_a_number_is_named_in_the_refusal(db) -> None:
+    from memory.write import write_node
+
+    with pytest.raises(Invalid) as refused:
+        write_node(
+            body="Came from node seven.",
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": "seven"}],
+        )
+    assert (refused.value.code, refused.value.message) == (
+        "bad_origin",
+        "origin id 'seven' is not a node id",
+    )
