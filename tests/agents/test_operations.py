@@ -6,8 +6,21 @@ from __future__ import annotations
 
 import pytest
 
-from memory.errors import Invalid, NotFound
-from memory.models import Node
+from agents.operations import (
+    authority,
+    context,
+    extract_part,
+    read_node,
+    recall_packets,
+    remember,
+    walk,
+)
+from agents.operations import propose as agent_propose
+from memory.errors import Forbidden, Invalid, NotFound
+from memory.models import Event, Node
+from memory.tokens import create_token
+from review.ceremony import propose, seal
+from tests._helpers.acts import root_as_owner
 
 
 def test_an_agent_extracts_a_span_under_the_signature_it_names(make_note) -> None:
@@ -128,3 +141,201 @@ def test_the_agents_door_refuses_in_its_own_words(make_note) -> None:
     assert unknown.value.message == "this token is unknown or revoked"
     assert token.last_used_at is None
     assert authenticate(f"Bearer {secret}").last_used_at is not None
+
+
+def _note(**fields) -> dict:
+    """A remember request; an import with a source needs no origin."""
+    data = {"body": "The heron nests by the weir.", "kind": "import", "jurisdiction": "home"}
+    return {**data, "signature": "scout", "source": "field notes", **fields}
+
+
+def test_an_agent_asks_for_authority_as_it_stood_then(make_note) -> None:
+
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The garden needs water.")
+    proposed = propose(node.pk, actor="agent:scout")
+    root_as_owner(node)
+    assert authority(token, node.pk)["trust"] == "ground"
+    then = authority(token, node.pk, as_of=proposed.at.isoformat())
+    assert then["trust"] == "proposed"
+    assert then["as_of"] == proposed.at.isoformat()
+    assert [event["kind"] for event in then["events"]] == ["proposed"]
+
+
+def test_an_extract_signed_with_text_that_is_not_text_is_refused_and_nothing_stored(
+    make_note, counts
+) -> None:
+
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The spare key hangs by the boiler.")
+    before = counts()
+    with pytest.raises(Invalid) as refused:
+        extract_part(token, node.pk, {"start": 0, "end": 9, "signature": "\ud800"})
+    assert refused.value.code == "bad_text"
+    assert counts() == before
+
+
+def test_an_extract_is_recorded_as_the_agents_act_through_its_token(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The spare key hangs by the boiler.")
+    status, part = extract_part(token, node.pk, {"start": 0, "end": 13, "signature": "Ada"})
+    assert status == 201
+    stored = Node.objects.get(pk=part["id"])
+    assert (stored.signature, stored.token_id) == ("Ada", token.pk)
+    arrived = Event.objects.get(node=stored, kind="arrived")
+    assert (arrived.actor, arrived.token_id) == ("agent:scout", token.pk)
+
+
+def test_an_agents_proposal_without_a_reason_records_none(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The garden needs water.")
+    assert agent_propose(token, node.pk, {})["trust"] == "proposed"
+    assert Event.objects.get(node=node, kind="proposed").reason == ""
+
+
+def test_an_agents_proposal_with_a_reason_that_is_not_text_is_refused_in_words(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The garden needs water.")
+    with pytest.raises(Invalid) as refused:
+        agent_propose(token, node.pk, {"reason": 7})
+    assert (refused.value.code, refused.value.message) == ("bad_field", "reason must be text")
+
+
+def test_context_refuses_a_budget_that_is_not_text_as_bad_text(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    make_note("The heron nests by the weir.")
+    with pytest.raises(Invalid) as refused:
+        context(token, q="heron", budget="\ud800")
+    assert refused.value.code == "bad_text"
+
+
+def test_context_takes_a_limit_of_one_and_a_body_that_fills_the_budget_exactly(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("heron by")  # 8 characters: 2 tokens
+    make_note("The heron nests by the weir, far from the road.")
+    one = context(token, q="heron", limit=1)
+    assert len(one["items"]) + one["skipped"] == 1
+    exact = context(token, q="heron by", budget=2)
+    assert [item["id"] for item in exact["items"]] == [node.pk]
+    assert exact["used"] == 2
+
+
+def test_context_skips_each_node_hidden_after_recall_and_reads_on(make_note, monkeypatch) -> None:
+    import agents.operations as operations
+
+    token, _ = create_token(name="scout", domains=["personal"])
+    for i in range(3):
+        make_note(f"Heron sighting number {i} by the weir.")
+    every = context(token, q="heron weir")
+    assert len(every["items"]) == 3
+    assert every["used"] == sum(item["tokens"] for item in every["items"])
+    recall_packets = operations.recall_packets
+    sealed: list[int] = []
+
+    def then_the_owner_seals_two(token, **kw):
+        packets = recall_packets(token, **kw)
+        for packet in packets["results"][:2]:  # the first two: a break would skip the third
+            seal(packet["id"], owner="owner")
+            sealed.append(packet["id"])
+        return packets
+
+    monkeypatch.setattr(operations, "recall_packets", then_the_owner_seals_two)
+    after = context(token, q="heron weir")
+    assert after["skipped"] == 2
+    left = {item["id"] for item in every["items"]} - set(sealed)
+    assert [item["id"] for item in after["items"]] == list(left)
+
+
+def test_a_walk_refuses_text_that_is_not_text_as_bad_text(db) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    with pytest.raises(Invalid) as refused:
+        walk(token, "around", {"ticket": "\ud800"})
+    assert refused.value.code == "bad_text"
+
+
+def test_a_walk_step_to_id_zero_is_refused_naming_the_range_from_one(make_note) -> None:
+    from memory.visibility import MAX_ID
+
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The heron nests by the weir.")
+    ticket = walk(token, "open", {"node_id": node.pk})["ticket"]
+    with pytest.raises(Invalid) as refused:
+        walk(token, "step", {"ticket": ticket, "direction": "origins", "target": 0})
+    assert refused.value.message == f"target must be between 1 and {MAX_ID}"
+
+
+def test_remember_with_an_empty_domain_writes_to_the_tokens_first(db) -> None:
+    token, _ = create_token(name="scout", domains=["work", "personal"])
+    status, written = remember(token, _note(domain=""))
+    assert (status, written["domain"]) == (201, "work")
+    with pytest.raises(Forbidden) as refused:
+        remember(token, _note(domain="garden"))
+    assert refused.value.message == (
+        "domain 'garden' is not allowed for this token (allowed: work, personal)"
+    )
+
+
+def test_remember_refuses_origins_that_are_not_a_list_in_words(db) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    with pytest.raises(Invalid) as refused:
+        remember(token, _note(origins={"id": 1}))
+    assert (refused.value.code, refused.value.message) == (
+        "bad_origin",
+        "origins must be a list of {id, relation}",
+    )
+
+
+def test_a_foreign_origin_after_a_malformed_one_is_still_answered_unknown(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    foreign = make_note("Quarterly numbers.", domain="work")
+    origins = [{"id": "not a number"}, {"id": foreign.pk}]
+    with pytest.raises(Invalid) as refused:
+        remember(token, _note(origins=origins))
+    assert (refused.value.code, refused.value.message) == (
+        "unknown_origin",
+        f"unknown origin node(s): [{foreign.pk}]",
+    )
+
+
+def test_remember_refuses_metadata_that_is_not_an_object_by_code(db) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    with pytest.raises(Invalid) as refused:
+        remember(token, _note(metadata=["a", "list"]))
+    assert refused.value.code == "bad_field"
+
+
+def test_remember_without_a_signature_is_refused_as_unsigned(db, counts) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    before = counts()
+    data = _note()
+    del data["signature"]
+    with pytest.raises(Invalid) as refused:
+        remember(token, data)
+    assert refused.value.code == "unsigned"
+    assert counts() == before
+
+
+def test_an_agents_read_is_recorded_as_read_by_the_agent(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    node = make_note("The heron nests by the weir.")
+    assert read_node(token, node.pk)["body"] == node.body
+    node.refresh_from_db()
+    assert node.last_read_by == "agent:scout"
+
+
+def test_an_unknown_walk_action_is_named_in_the_refusal(db) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    with pytest.raises(Invalid) as refused:
+        walk(token, "jump", {"ticket": "t"})
+    assert (refused.value.code, refused.value.message) == (
+        "bad_action",
+        "unknown walk action 'jump'",
+    )
+
+
+def test_recall_refuses_a_query_that_is_not_text_as_bad_text(make_note) -> None:
+    token, _ = create_token(name="scout", domains=["personal"])
+    make_note("The heron nests by the weir.")
+    with pytest.raises(Invalid) as refused:
+        recall_packets(token, q="heron \ud800")
+    assert refused.value.code == "bad_text"
