@@ -7,9 +7,10 @@ import pytest
 
 from memory.authority import authority_report, walk_back
 from memory.errors import Conflict, Invalid, NotFound
-from memory.models import Node, Trust
+from memory.models import Event, Node, Trust
 from memory.scroll import commit_turn
 from review.ceremony import propose, reject, root, seal, unseal
+from tests._helpers.acts import root_as_owner
 
 OWNER = "owner"
 SECRET = "The safe combination is 4-8-15."
@@ -222,3 +223,77 @@ def test_the_authority_report_gives_decay_and_permanence_as_they_stand(make_note
     with pytest.raises(Invalid) as refused:
         authority_report(kept.pk, as_of="soonish")
     assert refused.value.message.startswith("as_of ")
+
+
+def test_walk_back_gives_the_nodes_trust_and_the_adoptions_instant(make_note) -> None:
+
+    node = make_note("The spare key hangs by the boiler.")
+    root_as_owner(node, "Yes, by the boiler.")
+    rooted = Event.objects.get(node=node, kind="rooted")
+    back = walk_back(node.pk)
+    assert back["trust"] == "ground"
+    assert back["adoption"]["at"] == rooted.at.isoformat()
+    assert back["adoption"]["actor"] == "owner"
+
+
+def test_walk_back_of_a_sealed_node_answers_like_a_missing_one(make_note) -> None:
+
+    node = make_note("The safe combination is 4-8-15.")
+    root_as_owner(node)
+    seal(node.pk, owner="owner")
+    with pytest.raises(NotFound) as hidden:
+        walk_back(node.pk)
+    assert hidden.value.message == f"node {node.pk} not found"
+
+
+def test_a_node_made_permanent_at_the_as_of_instant_is_permanent_then(make_note) -> None:
+    node = make_note("Made permanent by reads.", days_old=1)
+    at = datetime.now(UTC)
+    Node.objects.filter(pk=node.pk).update(permanent=True, permanent_at=at)
+    then = authority_report(node.pk, as_of=at)
+    assert (then["permanent"], then["permanent_at"]) == (True, at.isoformat())
+    before = authority_report(node.pk, as_of=at - timedelta(seconds=1))
+    assert (before["permanent"], before["permanent_at"]) == (False, None)
+
+
+def test_an_authority_report_before_the_node_existed_names_the_instant(make_note) -> None:
+    node = make_note("The garden needs water.")
+    with pytest.raises(NotFound) as refused:
+        authority_report(node.pk, as_of="2000-01-01T00:00:00Z")
+    assert refused.value.message == f"node {node.pk} did not exist at 2000-01-01T00:00:00+00:00"
+
+
+def test_an_authority_report_as_of_before_a_decay_shows_the_node_live_then(make_note) -> None:
+    from memory.forgetting import let_go
+
+    node = make_note("Let go by the owner today.", days_old=1)
+    let_go(node.pk, actor="owner")
+    assert authority_report(node.pk)["live"] is False
+    then = authority_report(node.pk, as_of=datetime.now(UTC) - timedelta(hours=1))
+    assert (then["live"], then["decayed_at"]) == (True, None)
+
+
+def test_a_preview_keeps_a_body_of_exactly_its_length_and_cuts_a_longer_one_to_it(
+    make_note,
+) -> None:
+    from memory.authority import PREVIEW_CHARS
+
+    exact = make_note("e" * PREVIEW_CHARS)
+    longer = make_note("l" * (PREVIEW_CHARS + 1))
+    assert authority_report(exact.pk)["excerpt"] == exact.body
+    assert authority_report(longer.pk)["excerpt"] == "l" * (PREVIEW_CHARS - 1) + "…"
+
+
+def test_an_authority_report_lists_events_in_the_order_trust_reads_them(
+    make_note, monkeypatch
+) -> None:
+    # (at, id): by the event clock, ties by id, even when the clock steps back between acts.
+    node = make_note("Sealed, unsealed in one tick, then proposed a minute earlier.")
+    tick = datetime.now(UTC)
+    monkeypatch.setattr("django.utils.timezone.now", lambda: tick)
+    seal(node.pk, owner="owner")
+    unseal(node.pk, owner="owner")
+    monkeypatch.setattr("django.utils.timezone.now", lambda: tick - timedelta(minutes=1))
+    propose(node.pk, actor="agent:scout")
+    kinds = [event["kind"] for event in authority_report(node.pk)["events"]]
+    assert kinds == ["proposed", "sealed", "unsealed"]

@@ -12,7 +12,8 @@ from memory.read import read
 from memory.visibility import (
     Visibility,
 )
-from review.ceremony import seal
+from review.ceremony import propose, seal
+from tests._helpers.acts import root_as_owner
 
 
 def mark(node: Node, kind: str) -> None:
@@ -177,3 +178,44 @@ def test_a_read_day_is_a_utc_day_whatever_the_local_zone(make_note, settings) ->
     Node.objects.filter(pk=node.pk).update(read_days=1, last_accessed_at=evening)
     Node.objects.filter(pk=node.pk).update(**access_fields(evening + timedelta(hours=9), "x"))
     assert Node.objects.get(pk=node.pk).read_days == 2  # a new UTC day, though not a local one
+
+
+def test_a_read_without_an_actor_is_the_owners(make_note) -> None:
+    from memory.read import read
+
+    node = make_note("The heron nests by the weir.")
+    read(node.pk)
+    node.refresh_from_db()
+    assert node.last_read_by == "owner"
+
+
+def test_a_read_day_starts_at_midnight_utc_exactly(make_note, monkeypatch) -> None:
+    from memory.read import read
+
+    node = make_note("The heron nests by the weir.")
+    # Midnight exactly, then mid-morning with a fraction of a second: one day.
+    for clock in ((0, 0, 0, 0), (10, 20, 30, 500_000)):
+        at = datetime(2026, 12, 1, *clock, tzinfo=UTC)
+        monkeypatch.setattr("django.utils.timezone.now", lambda at=at: at)
+        read(node.pk)
+    node.refresh_from_db()
+    assert (node.access_count, node.read_days) == (2, 1)
+
+
+def test_a_reader_is_recorded_to_200_characters(make_note) -> None:
+    from memory.read import read
+
+    node = make_note("The heron nests by the weir.")
+    read(node.pk, actor="r" * 201)
+    node.refresh_from_db()
+    assert node.last_read_by == "r" * 200
+
+
+def test_a_read_as_of_an_instant_reports_the_trust_then(make_note) -> None:
+    from memory.read import read
+
+    node = make_note("The garden needs water.")
+    proposed = propose(node.pk, actor="agent:scout")
+    root_as_owner(node)
+    assert read(node.pk)["trust"] == "ground"
+    assert read(node.pk, as_of=proposed.at)["trust"] == "proposed"

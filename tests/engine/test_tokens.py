@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
@@ -9,7 +10,13 @@ from django.core.management.base import CommandError
 
 from memory.errors import Invalid
 from memory.models import ApiToken
-from memory.tokens import Unauthorized, authenticate, create_token, revoke_token
+from memory.tokens import (
+    Unauthorized,
+    active_token,
+    authenticate,
+    create_token,
+    revoke_token,
+)
 
 
 def _create(*args: str) -> str:
@@ -107,3 +114,62 @@ def test_a_bad_token_name_and_no_domain_are_refused_by_word_and_code(db) -> None
     with pytest.raises(Invalid) as bare:
         create_token(name="bare", domains=[])
     assert bare.value.code == "no_domain"
+
+
+def test_revoking_one_token_leaves_the_others_live(db) -> None:
+    create_token(name="scout", domains=["personal"])
+    create_token(name="desk", domains=["personal"])
+    revoke_token(name="scout")
+    assert ApiToken.objects.get(name="scout").revoked_at is not None
+    assert ApiToken.objects.get(name="desk").revoked_at is None
+    assert active_token(name="desk").name == "desk"
+
+
+def test_an_active_token_is_found_by_its_own_name_and_an_unknown_name_is_named(db) -> None:
+    create_token(name="scout", domains=["personal"])
+    desk, _ = create_token(name="desk", domains=["work"])
+    assert active_token(name="desk").pk == desk.pk
+    with pytest.raises(Unauthorized) as unknown:
+        active_token(name="nobody")
+    assert unknown.value.message == "no active token named 'nobody'"
+
+
+def test_token_refusals_carry_their_codes_and_words(db) -> None:
+    with pytest.raises(Invalid) as bad_name:
+        create_token(name="no spaces", domains=["personal"])
+    assert bad_name.value.code == "bad_token_name"
+    with pytest.raises(Invalid) as bad_domain:
+        create_token(name="scout", domains=["no spaces"])
+    assert bad_domain.value.message == "domain 'no spaces' is not a valid label"
+    with pytest.raises(Invalid) as bare:
+        create_token(name="scout", domains=[])
+    assert bare.value.message == "a token needs at least one domain (--domain)"
+
+
+def test_a_secret_carries_32_random_bytes(db) -> None:
+    _, secret = create_token(name="scout", domains=["personal"])
+    assert secret.startswith("grv_") and len(secret) == len("grv_") + 43  # 32 bytes, base64
+
+
+def test_a_bearer_header_is_split_at_its_first_space(db) -> None:
+    token, secret = create_token(name="scout", domains=["personal"])
+    assert authenticate(f"Bearer  {secret}").pk == token.pk  # the secret is stripped
+    with pytest.raises(Unauthorized) as two_words:
+        authenticate(f"Bearer {secret} extra")
+    assert two_words.value.code == "bad_token"
+    with pytest.raises(Unauthorized) as basic:
+        authenticate(f"Basic {secret}")
+    assert basic.value.code == "no_token"
+
+
+def test_authenticate_stores_the_last_use_at_most_once_a_minute(db, monkeypatch) -> None:
+    token, secret = create_token(name="scout", domains=["personal"])
+    tick = datetime.now(UTC)
+    monkeypatch.setattr("django.utils.timezone.now", lambda: tick)
+    authenticate(f"Bearer {secret}")
+    token.refresh_from_db()
+    assert token.last_used_at == tick
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=tick - timedelta(minutes=1))
+    authenticate(f"Bearer {secret}")  # exactly a minute: not yet stamped again
+    token.refresh_from_db()
+    assert token.last_used_at == tick - timedelta(minutes=1)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-from memory.models import Node
-from memory.trust import trust_map
-from review.ceremony import propose, seal
+from memory.models import Event, Node
+from memory.trust import trust_counts, trust_map, with_trust
+from review.ceremony import propose, seal, unseal
 from tests._helpers.acts import OWNER, root_as_owner
 
 
@@ -60,3 +60,61 @@ def test_trust_breaks_a_tie_of_instants_by_the_later_event(make_note, monkeypatc
     unseal(node.pk, owner="owner")
     assert trust_map([node.pk])[node.pk] == "unreviewed"
     assert with_trust(Node.objects.filter(pk=node.pk)).get().trust == "unreviewed"
+
+
+def test_trust_counts_count_every_node_of_a_state(make_note) -> None:
+
+    first, second = make_note("Sealed one."), make_note("Sealed two.")
+    before = trust_counts()
+    seal(first.pk, owner="owner")
+    seal(second.pk, owner="owner")
+    after = trust_counts()
+    assert after["sealed"] == before["sealed"] + 2
+    assert after["unreviewed"] == before["unreviewed"] - 2
+
+
+def test_trust_counts_ignore_a_ceremony_event_on_no_node(make_note) -> None:
+    # No ceremony writes one, but the log's table does not forbid it (an imported or hand-made
+    # log could hold it): it is nobody's trust, so no count moves.
+
+    make_note("Unreviewed, and stays counted so.")
+    before = trust_counts()
+    Event.objects.create(kind="sealed", node=None, actor="owner")
+    assert trust_counts() == before
+
+
+def test_trust_counts_take_the_callers_total_as_the_node_count(make_note) -> None:
+    # The overview counts its nodes once and passes the total: no second count is made.
+
+    make_note("One more unreviewed node.")
+    nodes = Node.objects.count()
+    assert trust_counts()["unreviewed"] == nodes
+    assert trust_counts(total=nodes + 5)["unreviewed"] == nodes + 5
+
+
+def test_with_trust_annotates_every_node_when_given_no_queryset(make_note) -> None:
+    node = make_note("The garden needs water.")
+    seal(node.pk, owner="owner")
+    trusts = dict(with_trust().values_list("pk", "trust"))
+    assert trusts[node.pk] == "sealed"
+    assert len(trusts) == Node.objects.count()
+
+
+def test_trust_map_and_with_trust_agree_when_the_clock_steps_back(make_note, monkeypatch) -> None:
+    # One rule, two readings: both order a node's seal and unseal by (at, id).
+    node = make_note("Sealed, then unsealed by a clock set back a minute.")
+    later = datetime.now(UTC)
+    monkeypatch.setattr("django.utils.timezone.now", lambda: later)
+    seal(node.pk, owner="owner")
+    monkeypatch.setattr("django.utils.timezone.now", lambda: later - timedelta(minutes=1))
+    unseal(node.pk, owner="owner")
+    annotated = with_trust(Node.objects.filter(pk=node.pk)).get().trust
+    assert trust_map([node.pk])[node.pk] == annotated
+
+
+def test_with_trust_as_of_an_instant_before_the_root_is_not_ground(make_note) -> None:
+    node = make_note("The garden needs water.")
+    proposed = propose(node.pk, actor="agent:scout")
+    root_as_owner(node)
+    then = with_trust(Node.objects.filter(pk=node.pk), as_of=proposed.at).get()
+    assert then.trust == "proposed"

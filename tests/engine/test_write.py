@@ -11,7 +11,9 @@ from memory.errors import Conflict, GroveError, Invalid, TooLarge
 from memory.forgetting import let_go
 from memory.models import Edge, Event, Kind, Node
 from memory.sleep.decay import decay
-from memory.tokens import create_token
+from memory.tokens import (
+    create_token,
+)
 from memory.write import ScrollPointer, content_key_of, scrub, write_node
 from review.ceremony import reject
 
@@ -628,3 +630,19 @@ def test_an_origin_id_that_is_not_a_number_is_named_in_the_refusal(db) -> None:
         "bad_origin",
         "origin id 'seven' is not a node id",
     )
+
+
+def test_a_refused_rearrival_tells_the_writer_the_owner_rejected_it(make_note) -> None:
+
+    node = make_note("The moon is made of cheese.")
+    reject(node.pk, owner="owner", reason="false")
+    with pytest.raises(Conflict) as refused:
+        write_node(
+            body=node.body,
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": node.pk}],
+        )
+    assert refused.value.code == "tombstoned"
+    assert refused.value.message == "this content was rejected by the owner; it cannot arrive again"
