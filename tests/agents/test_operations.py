@@ -339,3 +339,145 @@ def test_recall_refuses_a_query_that_is_not_text_as_bad_text(make_note) -> None:
     with pytest.raises(Invalid) as refused:
         recall_packets(token, q="heron \ud800")
     assert refused.value.code == "bad_text"
+
+
+def test_context_items_carry_the_packets_fields_and_honour_scope_and_limit(make_note) -> None:
+    from agents.operations import context
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("Wild lore: the heron nests by the weir.", jurisdiction="wild", source="b.md")
+    assert context(token, q="heron weir", scope="home")["items"] == []
+    found = context(token, q="heron weir", scope="wild", limit=5)
+    (item,) = found["items"]
+    tokens = -(-len(node.body) // 4)
+    assert {k: v for k, v in item.items() if k != "score"} == {
+        "jurisdiction": "wild",
+        "id": node.pk,
+        "trust": "unreviewed",
+        "kind": "note",
+        "source": "b.md",
+        "tokens": tokens,
+        "body": node.body,
+    }
+    for field, value in (("budget", 0), ("limit", 101)):
+        with pytest.raises(Invalid) as refused:
+            context(token, q="heron", **{field: value})
+        assert refused.value.message.startswith(f"{field} must be")
+
+
+def test_context_skips_a_body_hidden_between_recall_and_read(make_note, monkeypatch) -> None:
+    import agents.operations as operations
+    from memory.errors import NotFound
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    make_note("The heron nests by the weir.")
+
+    def sealed_meanwhile(*args, **kwargs):
+        raise NotFound("no node here")
+
+    assert len(operations.context(token, q="heron weir")["items"]) == 1
+    monkeypatch.setattr(operations, "read_node", sealed_meanwhile)
+    found = operations.context(token, q="heron weir")
+    assert (found["items"], found["skipped"], found["used"]) == ([], 1, 0)
+
+
+def test_an_agents_proposal_keeps_its_reason_and_refuses_one_that_is_not_text(make_note) -> None:
+    from agents.operations import propose
+    from memory.models import Event, EventKind
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("The weir was rebuilt in 1911.")
+    with pytest.raises(Invalid) as refused:
+        propose(token, node.pk, {"reason": 42})
+    assert refused.value.code == "bad_field"
+    propose(token, node.pk, {"reason": "the parish record says so"})
+    (event,) = Event.objects.filter(node=node, kind=EventKind.PROPOSED)
+    assert "parish record" in event.reason + str(event.detail)
+
+
+def test_the_agents_door_refuses_origins_that_are_not_a_list_and_signs_turns(db, settings) -> None:
+    from agents.operations import commit_turn, remember
+    from memory.models import Node
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    note = {"body": "x", "kind": "note", "jurisdiction": "home", "origins": "12"}
+    with pytest.raises(Invalid) as refused:
+        remember(token, note)
+    assert refused.value.code == "bad_origin"
+    turn = {"conversation": "c1", "user": "hi", "assistant": "hello", "signature": "scout-v2"}
+    _, written = commit_turn(token, turn)
+    assert Node.objects.get(pk=written["id"]).signature == "scout-v2"
+
+
+def test_a_note_remembered_by_an_agent_is_recorded_as_the_agents_arrival(root_note) -> None:
+    from agents.operations import remember
+    from memory.models import Event, EventKind, Node
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    note = {"body": "The weir.", "kind": "note", "jurisdiction": "home", "signature": "desk"}
+    note["origins"] = [{"id": root_note.pk}]
+    with pytest.raises(Invalid) as refused:
+        remember(token, {**note, "metadata": ["not", "an", "object"]})
+    assert refused.value.message == "metadata must be an object"
+    _, written = remember(token, note)
+    node = Node.objects.get(pk=written["id"])
+    assert node.source == ""
+    arrived = Event.objects.get(node=node, kind=EventKind.ARRIVED)
+    assert arrived.actor == "agent:desk"
+
+
+def test_an_agents_walk_opens_in_the_scope_asked_and_names_a_bad_node_id(make_note) -> None:
+    from agents.operations import walk
+    from memory.errors import NotFound
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    wild = make_note("Heard at the market: the weir floods.", jurisdiction="wild", source="m.md")
+    assert walk(token, "open", {"node_id": wild.pk, "scope": "wild"})["ticket"]
+    with pytest.raises(NotFound):
+        walk(token, "open", {"node_id": wild.pk, "scope": "home"})
+    with pytest.raises(Invalid) as refused:
+        walk(token, "open", {"node_id": "the weir"})
+    assert refused.value.message.startswith("node_id ")
+
+
+def test_an_agent_asking_authority_as_of_a_time_the_node_had_decayed_gets_not_found(
+    make_note,
+) -> None:
+    from django.utils import timezone
+
+    from agents.operations import authority, recall_packets, walk
+    from memory.errors import NotFound
+    from memory.forgetting import let_go, restore
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("The weir floods in March.")
+    let_go(node.pk, actor="owner")
+    while_decayed = timezone.now().isoformat()
+    restore(node.pk, actor="owner")
+    assert authority(token, node.pk)["id"] == node.pk
+    with pytest.raises(NotFound):
+        authority(token, node.pk, as_of=while_decayed)
+    with pytest.raises(Invalid) as bad_limit:
+        recall_packets(token, q="weir", limit=0)
+    assert bad_limit.value.message.startswith("limit ")
+    with pytest.raises(Invalid) as bad_action:
+        walk(token, "fly", {"ticket": "t"})
+    assert bad_action.value.code == "bad_action"
+
+
+def test_an_agents_recall_returns_ten_results_unless_asked_for_more(make_note) -> None:
+    from agents.operations import recall_packets
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    for i in range(12):
+        make_note(f"Heron sighting number {i} by the weir.")
+    assert len(recall_packets(token, q="heron sighting")["results"]) == 10
+    assert len(recall_packets(token, q="heron sighting", limit=12)["results"]) == 12

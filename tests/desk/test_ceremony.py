@@ -579,3 +579,15 @@ def test_propose_and_seal_without_a_reason_record_none_and_a_long_seal_reason_is
     assert seal(node.pk, owner=OWNER).reason == ""
     long = "private because " * 6
     assert seal(other.pk, owner=OWNER, reason=long).detail == {"reason": long.strip()}
+
+
+def test_proposing_a_decayed_node_is_refused_by_its_code(make_note) -> None:
+    from memory.errors import Conflict
+    from memory.forgetting import let_go
+    from review.ceremony import propose
+
+    node = make_note("Let go before anyone proposed it.")
+    let_go(node.pk, actor="owner")
+    with pytest.raises(Conflict) as refused:
+        propose(node.pk, actor="agent:scout")
+    assert refused.value.code == "decayed"

@@ -111,3 +111,28 @@ def test_decline_names_the_latest_proposal_when_the_clock_stands_still(make_note
         assert first.at == second.at
         event = decline(node.pk, owner=OWNER)
     assert (event.detail["proposal"], event.detail["proposer"]) == (second.pk, "agent:heron")
+
+
+def test_reject_and_unseal_refusals_carry_their_codes_and_the_event_its_words(make_note) -> None:
+    from memory.errors import Conflict
+    from memory.models import Event
+    from review.ceremony import reject, seal, unseal
+    from tests._helpers.acts import root_as_owner
+
+    node = make_note("The moon is made of cheese.")
+    with pytest.raises(Conflict) as not_sealed:
+        unseal(node.pk, owner="owner")
+    assert not_sealed.value.code == "not_sealed"
+    seal(node.pk, owner="owner")
+    unseal(node.pk, owner="owner", reason="shown again")
+    assert Event.objects.get(node=node, kind="unsealed").reason == "shown again"
+    event = reject(node.pk, owner="owner", reason="false")
+    assert event.detail["content_key"] == node.content_key
+    with pytest.raises(Conflict) as twice:
+        reject(node.pk, owner="owner", reason="still false")
+    assert twice.value.code == "is_rejected"
+    ground = make_note("The boiler is serviced in May.")
+    root_as_owner(ground)
+    with pytest.raises(Conflict) as is_ground:
+        reject(ground.pk, owner="owner", reason="false")
+    assert is_ground.value.code == "is_ground"

@@ -297,3 +297,73 @@ def test_an_authority_report_lists_events_in_the_order_trust_reads_them(
     propose(node.pk, actor="agent:scout")
     kinds = [event["kind"] for event in authority_report(node.pk)["events"]]
     assert kinds == ["proposed", "sealed", "unsealed"]
+
+
+def test_walk_back_reports_the_adoption_and_only_the_callers_origins(make_note, root_note) -> None:
+    from memory.authority import walk_back
+    from memory.errors import Conflict
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
+
+    memo = make_note("A work memo on the boiler contract.", domain="work")
+    old = make_note(
+        "The boiler is serviced in May.",
+        origins=[{"id": root_note.pk}, {"id": memo.pk, "relation": "cites"}],
+    )
+    with pytest.raises(Conflict) as unrooted:
+        walk_back(old.pk)
+    assert unrooted.value.code == "not_ground"
+    root_as_owner(old)
+    origins = [o["id"] for o in walk_back(old.pk)["origins"]]
+    assert memo.pk in origins
+    assert memo.pk not in [o["id"] for o in walk_back(old.pk, domains=["personal"])["origins"]]
+    new = supersede_as_owner(old, "The boiler is serviced in June.")
+    back = walk_back(new.pk)
+    assert back["body_hash"] == new.body_hash and back["scroll"] is None
+    assert back["adoption"]["actor"] == "owner" and back["adoption"]["supersedes"] == old.pk
+
+
+def test_authority_and_read_report_every_field_by_its_documented_name(make_note) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.authority import authority_report
+    from memory.models import Node
+    from memory.read import read
+
+    node = make_note("The gutter was cleared.", referent_time="2024-05-08T13:56:00+00:00")
+    report = authority_report(node.pk, as_of=node.created_at)  # the instant it was written
+    assert {"kind", "referent_time", "permanent_at", "events"} <= set(report)
+    assert report["kind"] == "note" and report["referent_time"].startswith("2024-05-08T13:56")
+    assert report["jurisdiction"] == "home"
+    body = read(node.pk)
+    assert (body["kind"], body["live"]) == ("note", True)
+    assert body["referent_time"].startswith("2024-05-08T13:56")
+    later = timezone.now() + timedelta(seconds=1)
+    Node.objects.filter(pk=node.pk).update(permanent=True, permanent_at=later)
+    assert authority_report(node.pk)["permanent_at"] is not None
+    assert authority_report(node.pk, as_of=timezone.now())["permanent"] is False
+
+
+def test_an_authority_event_names_its_related_node(make_note) -> None:
+    from memory.authority import authority_report
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
+
+    old = make_note("The gate code is 1234.")
+    root_as_owner(old)
+    new = supersede_as_owner(old, "The gate code is 4321.")
+    events = authority_report(old.pk)["events"]
+    assert [e["related_node"] for e in events if e["kind"] == "superseded"] == [new.pk]
+
+
+def test_a_similar_edge_is_not_an_origin(make_note, root_note) -> None:
+    from memory.authority import authority_report
+    from memory.models import Edge
+
+    alike = make_note("The gutter was cleared in spring.")
+    node = make_note(
+        "The gutter was cleared.",
+        origins=[{"id": root_note.pk}, {"id": alike.pk, "relation": "similar"}],
+    )
+    assert Edge.objects.filter(from_node=node, to_node=alike, kind="similar").exists()
+    assert [o["id"] for o in authority_report(node.pk)["origins"]] == [root_note.pk]

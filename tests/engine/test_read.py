@@ -219,3 +219,37 @@ def test_a_read_as_of_an_instant_reports_the_trust_then(make_note) -> None:
     root_as_owner(node)
     assert read(node.pk)["trust"] == "ground"
     assert read(node.pk, as_of=proposed.at)["trust"] == "proposed"
+
+
+def test_a_decay_between_the_check_and_the_count_answers_like_a_missing_node(
+    make_note, monkeypatch
+) -> None:
+    import memory.read as read_module
+    from memory.errors import NotFound
+    from memory.forgetting import let_go
+
+    node = make_note("Read while the sleep lets it go.")
+    check = read_module.visible_node
+
+    def check_then_decay(node_id, **kwargs):
+        seen = check(node_id, **kwargs)
+        let_go(node.pk, actor="owner")  # committed after the check, before the count
+        return seen
+
+    monkeypatch.setattr(read_module, "visible_node", check_then_decay)
+    with pytest.raises(NotFound) as raced:
+        read_module.read(node.pk)
+    assert raced.value.message == f"no node {node.pk} here"
+
+
+def test_read_refusals_name_the_id_asked_for(make_note) -> None:
+    from memory.errors import NotFound
+    from memory.read import read
+
+    node = make_note("A work memo.", domain="work")
+    with pytest.raises(NotFound) as hidden:
+        read(node.pk, domains=["personal"])
+    assert hidden.value.message == f"no node {node.pk} here"
+    with pytest.raises(NotFound) as garbled:
+        read("twelve")  # type: ignore[arg-type]
+    assert garbled.value.message == "no node twelve here"

@@ -173,3 +173,32 @@ def test_authenticate_stores_the_last_use_at_most_once_a_minute(db, monkeypatch)
     authenticate(f"Bearer {secret}")  # exactly a minute: not yet stamped again
     token.refresh_from_db()
     assert token.last_used_at == tick - timedelta(minutes=1)
+
+
+def test_an_active_token_is_found_by_name_until_it_is_revoked(db) -> None:
+    from memory.errors import NotFound
+    from memory.tokens import Unauthorized, active_token, create_token, revoke_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    assert active_token(name="desk").pk == token.pk
+    revoke_token(name="desk")
+    with pytest.raises(Unauthorized):
+        active_token(name="desk")
+    with pytest.raises(NotFound) as unknown:
+        revoke_token(name="nobody")
+    assert "nobody" in unknown.value.message
+
+
+def test_token_refusals_carry_their_codes_and_say_what_to_send(db) -> None:
+    from memory.tokens import Unauthorized, authenticate, create_token
+
+    create_token(name="desk", domains=["personal"])
+    with pytest.raises(Invalid) as taken:
+        create_token(name="desk", domains=["personal"])
+    assert taken.value.code == "token_exists"
+    with pytest.raises(Invalid) as bad:
+        create_token(name="desk2", domains=["not a label!"])
+    assert bad.value.code == "bad_domain"
+    with pytest.raises(Unauthorized) as missing:
+        authenticate(None)
+    assert missing.value.message == "send 'Authorization: Bearer <token>'"

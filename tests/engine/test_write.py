@@ -646,3 +646,63 @@ def test_a_refused_rearrival_tells_the_writer_the_owner_rejected_it(make_note) -
         )
     assert refused.value.code == "tombstoned"
     assert refused.value.message == "this content was rejected by the owner; it cannot arrive again"
+
+
+def test_a_refused_rearrival_records_the_token_and_the_hash_it_carried(make_note) -> None:
+    from memory.errors import Conflict
+    from memory.models import Event, EventKind
+    from memory.tokens import create_token
+    from review.ceremony import reject
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("The heron is a kingfisher.")
+    reject(node.pk, owner="owner", reason="wrong bird")
+    with pytest.raises(Conflict):
+        make_note("The heron is a kingfisher.", token=token, signature="desk")
+    refused = Event.objects.get(node=node, kind=EventKind.REARRIVAL_REFUSED)
+    assert refused.token_id == token.pk and refused.detail["body_hash"] == node.body_hash
+
+
+def test_a_duplicate_records_only_origins_the_node_lacks(make_note, root_note) -> None:
+    from memory.models import Event, EventKind
+
+    node = make_note("The weir was rebuilt in 1911.")
+    other = make_note("The parish record.")
+    make_note("The weir was rebuilt in 1911.")  # same origin: nothing new to record
+    make_note("The weir was rebuilt in 1911.", origins=[{"id": node.pk}])  # itself: not an origin
+    assert not Event.objects.filter(node=node, kind=EventKind.REARRIVED).exists()
+    make_note("The weir was rebuilt in 1911.", origins=[{"id": other.pk}])
+    (event,) = Event.objects.filter(node=node, kind=EventKind.REARRIVED)
+    assert event.detail["origins"] == [[other.pk, "derived_from"]]
+
+
+def test_a_duplicate_through_a_token_records_the_token(make_note, root_note) -> None:
+    from memory.models import Event, EventKind
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="desk", domains=["personal"])
+    node = make_note("The weir was rebuilt in 1911.")
+    other = make_note("The parish record.")
+    make_note("The weir was rebuilt in 1911.", origins=[{"id": other.pk}], token=token)
+    (event,) = Event.objects.filter(node=node, kind=EventKind.REARRIVED)
+    assert event.token_id == token.pk
+
+
+def test_a_refused_rearrival_says_it_was_tombstoned(make_note) -> None:
+    from memory.errors import Conflict
+    from memory.models import Event
+    from memory.write import write_node
+    from review.ceremony import reject
+
+    node = make_note("The moon is made of cheese.")
+    reject(node.pk, owner="owner", reason="false")
+    with pytest.raises(Conflict):
+        write_node(
+            body=node.body,
+            kind="note",
+            jurisdiction="home",
+            signature="owner",
+            origins=[{"id": node.pk}],
+        )
+    event = Event.objects.get(kind="rearrival_refused")
+    assert event.reason == "tombstoned"

@@ -186,3 +186,41 @@ def test_vectors_of_another_model_or_dimension_are_never_mixed(make_note):
     assert Vector.objects.count() == matrix.n + 1  # every vector but the other model's
     assert matrix.vectors.shape[1] == get_embedder().dim
     assert ids(recall("heron")) == [note.pk]
+
+
+def test_recall_names_the_bad_scope_and_the_bad_as_of_in_its_refusals(db) -> None:
+    with pytest.raises(Invalid) as scope:
+        recall("boiler", scope="everywhere")
+    assert scope.value.code == "bad_scope"
+    with pytest.raises(Invalid) as when:
+        recall("boiler", as_of="last tuesday")
+    assert when.value.code == "bad_datetime" and when.value.message.startswith("as_of ")
+
+
+def test_recall_as_of_reports_trust_as_it_stood_then(make_note) -> None:
+    from django.utils import timezone
+
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
+
+    node = make_note("The heron nests by the weir.")
+    root_as_owner(node)
+    while_ground = timezone.now().isoformat()
+    supersede_as_owner(node, "The heron nests by the mill.")
+    assert node.pk not in [p["id"] for p in recall("heron weir")]
+    then = {p["id"]: p["trust"] for p in recall("heron weir", as_of=while_ground)}
+    assert then[node.pk] == "ground"
+
+
+def test_a_query_that_is_not_text_recalls_nothing_and_is_logged_empty(db) -> None:
+    from memory.models import RecallLog
+
+    assert recall(None) == [] and recall(42) == []  # type: ignore[arg-type]
+    assert list(RecallLog.objects.values_list("query", flat=True)) == ["", ""]
+
+
+def test_recall_scores_keep_their_fraction(make_note) -> None:
+    make_note("Heron, heron by the pond.")
+    make_note("A heron once, among many other birds seen at the lake that day.")
+    scores = [p["score"] for p in recall("heron")]
+    assert len(scores) == 2 and 0 < scores[1] < scores[0]
+    assert scores[1] != round(scores[1]) and scores[1] == round(scores[1], 6)

@@ -173,3 +173,27 @@ def test_similar_edges_from_a_run_point_newer_to_older(notes):
     run_sleep(requested_by="test")
     edges = Edge.objects.filter(kind="similar").values_list("from_node_id", "to_node_id")
     assert edges and all(a > b for a, b in edges)
+
+
+def test_sleep_steps_count_every_batch_and_report_their_fields(make_note, monkeypatch) -> None:
+    import memory.sleep.decay as decay_module
+    import memory.sleep.promote as promote_module
+    from memory.models import Event, Node
+
+    monkeypatch.setattr(decay_module, "BATCH", 1)
+    monkeypatch.setattr(promote_module, "BATCH", 1)
+    for i in range(2):
+        make_note(
+            f"Old page {i}.",
+            days_old=40,
+            kind="internet",
+            jurisdiction="wild",
+            origins=[],
+            source="https://example.org",
+        )
+    assert decay_module.decay() == {"count": 2, "candidates": 2, "unreachable": 2}
+    read = [make_note(f"Read on three days, {i}.") for i in range(2)]
+    Node.objects.filter(pk__in=[n.pk for n in read]).update(access_count=3, read_days=3)
+    assert promote_module.promote()["count"] == 2
+    node = Node.objects.get(pk=read[0].pk)
+    assert Event.objects.get(node=node, kind="promoted_permanent").at == node.permanent_at
