@@ -3,7 +3,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from memory.errors import NotFound
@@ -14,20 +13,7 @@ from memory.visibility import (
 )
 from review.ceremony import propose, seal
 from tests._helpers.acts import root_as_owner
-
-
-def mark(node: Node, kind: str) -> None:
-    """A raw-SQL fixture for an audit event (ceremonies and decay write these in real life)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail) "
-            "VALUES (%s, %s, %s, 'fixture', '', '{}', '{}')",
-            [timezone.now(), kind, node.pk],
-        )
-        if kind == "decayed":
-            cursor.execute(
-                "UPDATE memory_node SET decayed_at = %s WHERE id = %s", [timezone.now(), node.pk]
-            )
+from tests._helpers.events import mark
 
 
 def test_it_returns_the_full_body_led_by_jurisdiction(make_note):

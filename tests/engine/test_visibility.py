@@ -5,10 +5,12 @@ chunks of ids, and the vector mask. The paths that apply these rules: test_visib
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from datetime import timezone as tz
 
 import numpy as np
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from memory.errors import Invalid, NotFound
 from memory.forgetting import let_go, restore
@@ -17,13 +19,14 @@ from memory.trust import trust_map
 from memory.visibility import (
     MAX_ID,
     Visibility,
+    _aware,
     lawful,
     lawful_trust,
     live_at,
     node_in_domains,
     visible_ids,
 )
-from review.ceremony import seal
+from review.ceremony import root, seal
 
 
 def _copy_at(node: Node, pk: int) -> Node:
@@ -184,3 +187,21 @@ def test_node_in_domains_answers_missing_ids_alike(make_note) -> None:
     with pytest.raises(NotFound) as outside:
         node_in_domains(node.pk, domains=["work"])
     assert outside.value.message == f"node {node.pk} not found"
+
+
+def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone() -> None:
+    moment = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    assert _aware("2026-03-04 05:06:07") == moment
+    assert _aware(datetime(2026, 3, 4, 5, 6, 7)) == moment
+    east = moment.astimezone(tz(timedelta(hours=2)))
+    assert _aware(east) == moment
+
+
+def test_lawful_labels_each_node_with_its_trust_as_of_the_instant(make_note):
+    node = make_note("Rooted after the instant.")
+    then = timezone.now()
+    root(node.pk, adopting_words="I hold this.", expected_body_hash=node.body_hash, owner="owner")
+    now_view = Visibility.of(domains=None, scope="both", as_of=None)
+    assert lawful([node.pk], now_view) == {node.pk: "ground"}
+    then_view = Visibility.of(domains=None, scope="both", as_of=then)
+    assert lawful([node.pk], then_view) == {node.pk: "unreviewed"}

@@ -10,22 +10,12 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.errors import Forbidden, Invalid, NotFound
-from memory.models import Node, Ticket, Vector
+from memory.models import Edge, Node, PendingCite, Ticket, Vector
+from memory.scroll import commit_turn
 from memory.vectors.embed import embed_missing
 from memory.walk import around, open_walk, read_ticket, step
-
-
-def mark(node: Node, kind: str, *, at=None) -> None:
-    """A raw-SQL fixture for an audit event (ceremonies and decay write these in real life)."""
-    at = at or timezone.now()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail) "
-            "VALUES (%s, %s, %s, 'fixture', '', '{}', '{}')",
-            [at, kind, node.pk],
-        )
-        if kind == "decayed":
-            cursor.execute("UPDATE memory_node SET decayed_at = %s WHERE id = %s", [at, node.pk])
+from review.ceremony import root
+from tests._helpers.events import mark
 
 
 @pytest.fixture
@@ -226,3 +216,130 @@ def test_a_walk_without_a_holder_is_refused(thread, holder):
     with pytest.raises(Invalid) as refused:
         open_walk(thread[0].pk, holder=holder)
     assert refused.value.code == "no_holder"
+
+
+def test_reading_through_a_ticket_reports_trust_as_of_the_walks_instant(make_note):
+    node = make_note("Rooted after the walk's instant.")
+    then = timezone.now()
+    root(node.pk, adopting_words="I hold this.", expected_body_hash=node.body_hash, owner="owner")
+    assert read_ticket(open_walk(node.pk, holder="agent"), holder="agent")["trust"] == "ground"
+    token = open_walk(node.pk, holder="agent", as_of=then)
+    assert read_ticket(token, holder="agent")["trust"] == "unreviewed"
+
+
+def test_reading_a_wild_node_through_a_ticket_pends_a_cite_for_its_holder(lone):
+    node = lone("A wild page read on a walk.")
+    read_ticket(open_walk(node.pk, holder="agent:scout"), holder="agent:scout")
+    assert PendingCite.objects.filter(holder="agent:scout", node=node).count() == 1
+
+
+def test_a_step_to_a_target_that_is_not_an_id_names_it(make_note):
+    token = open_walk(make_note("Here.").pk, holder="agent")
+    with pytest.raises(Invalid) as refused:
+        step(token, holder="agent", direction="next", target="north")  # type: ignore[arg-type]
+    assert refused.value.message == "target 'north' is not a node id"
+
+
+def _routes(found: list[dict]) -> set[tuple[str, int]]:
+    return {(r["direction"], r["target"]) for r in found}
+
+
+def _thread_routes(node: Node) -> set[tuple[str, int]]:
+    found = around(open_walk(node.pk, holder="agent"), holder="agent")["routes"]
+    return {(d, t) for d, t in _routes(found) if d in ("prev", "next")}
+
+
+def test_pairs_of_one_scroll_are_each_others_prev_and_next(tmp_path, settings, db):
+    settings.GROVE_SCROLL_DIR = tmp_path / "scroll"
+    a, b, c = (commit_turn(conversation="c1", user=w, assistant="ok").node for w in "abc")
+    commit_turn(conversation="c2", user="elsewhere", assistant="ok")
+    assert _thread_routes(b) == {("prev", a.pk), ("next", c.pk)}
+
+
+def test_a_notes_thread_is_its_own_first_origins_children(make_note, lone):
+    cited, parent = lone("Cited by x, an older id."), lone("Parent of x and y.")
+    x = make_note("X.", origins=[{"id": parent.pk}])
+    Edge.objects.create(from_node=x, to_node=cited, kind="cites", created_by="sleep")
+    y = make_note("Y.", origins=[{"id": parent.pk}])
+    make_note("Z, of another thread.")  # derived from root_note, the oldest id
+    assert _thread_routes(x) == {("next", y.pk)}
+
+
+def test_a_thread_neighbours_preview_carries_its_trust(make_note):
+    here, there = make_note("Here."), make_note("There, next in the thread.")
+    root(there.pk, adopting_words="I hold this.", expected_body_hash=there.body_hash, owner="owner")
+    found = around(open_walk(here.pk, holder="agent"), holder="agent")["routes"]
+    (route,) = [r for r in found if r["direction"] == "next"]
+    assert (route["target"], route["preview"]["trust"]) == (there.pk, "ground")
+
+
+def test_a_ticket_is_32_random_bytes_and_lives_exactly_its_seconds(make_note, settings):
+    token = open_walk(make_note("Here.").pk, holder="agent")
+    assert len(token) == 43  # 32 bytes, URL-safe base64 without padding
+    ticket = Ticket.objects.get()
+    assert ticket.expires_at - ticket.created_at == timedelta(seconds=settings.GROVE_TICKET_SECONDS)
+
+
+def test_a_walk_opened_at_home_keeps_its_scope_after_a_step(make_note, lone):
+    here, there = make_note("Here."), make_note("There, next in the thread.")
+    wild = lone("A wild page that cites there.")
+    Edge.objects.create(from_node=wild, to_node=there, kind="cites", created_by="sleep")
+    token = open_walk(here.pk, holder="agent", scope="home")
+    assert ("next", there.pk) in _routes(around(token, holder="agent")["routes"])
+    token = step(token, holder="agent", direction="next", target=there.pk)
+    assert ("in", wild.pk) not in _routes(around(token, holder="agent")["routes"])
+    both = around(open_walk(there.pk, holder="agent"), holder="agent")["routes"]
+    assert ("in", wild.pk) in _routes(both)
+
+
+def test_a_ticket_has_expired_at_its_expiry_instant(make_note):
+    token = open_walk(make_note("Here.").pk, holder="agent")
+    expires = Ticket.objects.get().expires_at
+    with time_machine.travel(expires - timedelta(microseconds=1), tick=False):
+        around(token, holder="agent")
+    with time_machine.travel(expires, tick=False), pytest.raises(Forbidden) as refused:
+        around(token, holder="agent")
+    assert refused.value.code == "ticket_expired"
+
+
+def test_a_walk_without_a_holder_is_told_it_needs_one(make_note):
+    with pytest.raises(Invalid) as refused:
+        open_walk(make_note("Here.").pk, holder=" ")
+    assert (refused.value.code, refused.value.message) == ("no_holder", "a walk needs a holder")
+
+
+def test_reading_through_a_ticket_names_its_holder_as_the_reader(make_note):
+    node = make_note("Read on a walk.")
+    read_ticket(open_walk(node.pk, holder="agent:scout"), holder="agent:scout")
+    node.refresh_from_db()
+    assert (node.access_count, node.last_read_by) == (1, "agent:scout")
+
+
+def test_a_step_to_a_target_that_is_not_an_id_is_refused_by_code(make_note):
+    token = open_walk(make_note("Here.").pk, holder="agent")
+    with pytest.raises(Invalid) as refused:
+        step(token, holder="agent", direction="next", target="north")
+    assert refused.value.code == "bad_target"
+
+
+@pytest.mark.parametrize("token", ["", "not-a-ticket"])
+def test_a_forged_ticket_is_told_it_is_not_a_walk_ticket(db, token):
+    with pytest.raises(Forbidden) as refused:
+        around(token, holder="agent")
+    assert (refused.value.code, refused.value.message) == (
+        "ticket_forged",
+        "this is not a walk ticket",
+    )
+
+
+def test_another_holder_and_a_spent_ticket_are_told_why(make_note):
+    here, there = make_note("Here."), make_note("There, next in the thread.")
+    token = open_walk(here.pk, holder="agent")
+    with pytest.raises(Forbidden) as refused:
+        around(token, holder="someone-else")
+    assert refused.value.message == "this ticket belongs to another holder"
+    around(token, holder="agent")
+    step(token, holder="agent", direction="next", target=there.pk)
+    with pytest.raises(Forbidden) as refused:
+        around(token, holder="agent")
+    assert refused.value.message == "this ticket was already used for a step"

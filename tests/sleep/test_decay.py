@@ -7,6 +7,7 @@ import time_machine
 from django.db import connection
 from django.utils import timezone
 
+from memory import reach
 from memory.audit import snapshot
 from memory.errors import Conflict
 from memory.forgetting import keep, let_go, pending_decays, restore
@@ -16,6 +17,7 @@ from memory.reach import mark
 from memory.read import read
 from memory.sleep.decay import _sweep, decay
 from memory.write import write_node
+from review.ceremony import seal
 from tests._helpers.events import authority
 from tests._helpers.nodes import chain, is_decayed
 
@@ -481,3 +483,50 @@ def test_a_holder_read_between_mark_and_sweep_keeps_what_it_holds(
     assert decay()["count"] == 1
     assert is_decayed(g)
     assert not is_decayed(k) and not is_decayed(p)
+
+
+def test_decay_takes_the_age_it_is_given_over_the_setting(lone):
+    node = lone("Twenty days old.", days_old=20)
+    assert decay(min_age_days=30)["count"] == 0
+    assert not is_decayed(node)
+    assert decay()["count"] == 1
+
+
+def test_decay_spares_a_node_sealed_between_its_mark_and_its_sweep(lone, monkeypatch):
+    node = lone("Sealed while the sleep runs.", days_old=40)
+    order = reach.holders_first
+
+    def seal_then_order(garbage, edges):
+        seal(node.pk, owner="owner")  # after the mark, before the sweep
+        return order(garbage, edges)
+
+    monkeypatch.setattr(reach, "holders_first", seal_then_order)
+    assert decay() == {"count": 0, "candidates": 1, "unreachable": 1}
+    assert not is_decayed(node)
+
+
+def test_decay_with_a_limit_of_zero_or_less_sweeps_nothing(lone):
+    node = lone("Unreachable, old.", days_old=40)
+    for limit in (0, -1):
+        assert decay(limit=limit) == {"count": 0, "candidates": 1, "unreachable": 1}
+    assert not is_decayed(node)
+
+
+def test_decay_reports_progress_once_per_batch(lone):
+    lone("Unreachable one.", days_old=40), lone("Unreachable two.", days_old=40)
+    beats: list[dict] = []
+    decay(beat=lambda **fields: beats.append(fields))
+    assert beats == [{"count": 2, "candidates": 2, "unreachable": 2}]
+
+
+def test_decay_spares_a_node_held_anew_after_its_mark(make_note, lone, monkeypatch):
+    node = lone("Cited while the sleep runs.", days_old=40)
+    order = reach.holders_first
+
+    def cite_then_order(garbage, edges):
+        make_note("A young note citing it.", origins=[{"id": node.pk, "relation": "cites"}])
+        return order(garbage, edges)
+
+    monkeypatch.setattr(reach, "holders_first", cite_then_order)
+    assert decay()["count"] == 0
+    assert not is_decayed(node)

@@ -9,10 +9,10 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
+import memory.vectors.matrix as matrix_module
 from memory.recall import _vector_candidates, lexical, recall
-from memory.vectors import matrix as matrix_module
 from memory.vectors.embed import embed_missing, get_embedder, normalise
-from memory.vectors.matrix import Matrix, exact_candidates
+from memory.vectors.matrix import Matrix, _coarse_rows, exact_candidates
 from memory.visibility import Visibility
 from tests._helpers.vectors import START, matrix_of
 
@@ -149,3 +149,24 @@ def test_rows_appended_after_the_scan_began_are_left_out(monkeypatch):
     for each in (None, mask):
         rows = matrix_module._coarse_rows(matrix, 5000, q, each, 100)
         assert rows is not None and len(rows) >= 100 and rows.max() < 5000
+
+
+def test_the_float16_pass_runs_exactly_within_coarse_rows(monkeypatch):
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
+    rng = np.random.default_rng(0)
+    for n, coarse in ((49, False), (50, True), (60, True), (61, False)):
+        matrix = matrix_of(rng.standard_normal((n, 8)).astype(np.float32))
+        q = rng.standard_normal(8).astype(np.float32)
+        # k * COARSE_FETCH covers every row: the float16 pass, when it runs, returns them all.
+        assert (_coarse_rows(matrix, n, q, None, 20) is not None) == coarse
+
+
+def test_the_float16_pass_with_one_or_no_visible_row(monkeypatch):
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
+    rng = np.random.default_rng(1)
+    matrix = matrix_of(rng.standard_normal((55, 8)).astype(np.float32))
+    q = rng.standard_normal(8).astype(np.float32)
+    first = Visibility.of(domains=None, scope="both", as_of=START)  # only row 0 existed then
+    assert [i for i, _ in exact_candidates(matrix, q, first, 5)] == [1]
+    nowhere = Visibility.of(domains=["nowhere"], scope="both", as_of=None)
+    assert exact_candidates(matrix, q, nowhere, 5) == []

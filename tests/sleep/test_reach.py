@@ -1,0 +1,61 @@
+"""Reachability (memory/reach.py): the candidates for decay, the holding edges and the mark over
+them, holders first, what a spared node holds, and the decayed nodes a restore brings back."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+from django.utils import timezone
+
+from memory import reach
+from memory.forgetting import let_go, restore
+from memory.models import Edge, Node
+from memory.reach import _held_decayed, candidates, holders_first
+
+
+def test_the_restore_walk_stops_once_it_has_seen_5000_nodes(lone):
+    # The holder and 4,999 decayed nodes it cites make 5,000 seen after one level: the walk
+    # stops there, and the node one level further stays out of the chain.
+    holder, gone = lone("Holds many."), timezone.now()
+    rows = [
+        Node(
+            body=f"Cited {i}.",
+            body_hash=f"{i:064x}",
+            content_key=f"{i:064x}",
+            kind="internet",
+            jurisdiction="wild",
+            signature="bench",
+            decayed_at=gone,
+        )
+        for i in range(5_000)
+    ]
+    cited = Node.objects.bulk_create(rows)
+    further, first = cited.pop(), cited[0]
+    edges = [Edge(from_node=holder, to_node=n, kind="cites", created_by="bench") for n in cited]
+    edges.append(Edge(from_node=first, to_node=further, kind="cites", created_by="bench"))
+    Edge.objects.bulk_create(edges)
+    assert _held_decayed(first.pk) == [further.pk]  # one level further, when it is reached
+    assert _held_decayed(holder.pk) == sorted(n.pk for n in cited)
+
+
+def test_candidates_are_the_old_unread_nodes_no_event_holds(lone):
+    old = sorted(lone(f"Old page {i}.", days_old=40).pk for i in range(3))
+    restored = lone("Old, let go and restored by the owner.", days_old=40)
+    let_go(restored.pk, actor="owner")
+    restore(restored.pk, actor="owner")
+    lone("Young page.", days_old=1)
+    assert candidates(timezone.now() - timedelta(days=14)).tolist() == old
+
+
+def test_holders_first_ignores_holders_outside_the_garbage():
+    # 1 (live) holds 3, 3 holds 2; only 2 and 3 are garbage: 3 is free at once, then 2.
+    assert holders_first(np.array([2, 3]), (np.array([1, 3]), np.array([3, 2]))) == [3, 2]
+
+
+def test_an_edge_into_the_highest_id_at_the_packing_bound_loads_row_by_row(lone, monkeypatch):
+    citer, cited = lone("Young, cites the next."), lone("Old, cited.", days_old=40)
+    Edge.objects.create(from_node=citer, to_node=cited, kind="cites", created_by="sleep")
+    assert Node.objects.order_by("-id").first().pk == cited.pk
+    monkeypatch.setattr(reach, "_PAIR", cited.pk)  # the highest id equals the bound: no packing
+    assert cited.pk not in reach.mark(timezone.now() - timedelta(days=14)).garbage.tolist()
