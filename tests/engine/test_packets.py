@@ -4,6 +4,10 @@ order, its score to six places."""
 
 from __future__ import annotations
 
+import pytest
+
+from dashboard.browse import browse
+from memory.packets import EXCERPT_CHARS
 from memory.recall import recall
 
 
@@ -13,3 +17,38 @@ def test_a_long_body_is_previewed_cut_with_an_ellipsis(make_note) -> None:
     make_note("heron " * 60)  # 360 characters
     (packet,) = recall("heron")
     assert len(packet["excerpt"]) == EXCERPT_CHARS and packet["excerpt"].endswith("…")
+
+
+# A body cut inside a run of spaces: its first EXCERPT_CHARS + 1 characters fold to fewer than
+# EXCERPT_CHARS, and the excerpt must still say that it is cut (packets.preview_rows 61 showed
+# that only the folded length decided).
+CUT_IN_SPACES = "heron " + "x" * (EXCERPT_CHARS - 7) + " " * 8 + "and the rest of it."
+
+
+def test_a_recall_excerpt_cut_inside_a_run_of_spaces_says_it_is_cut(make_note):
+    make_note(CUT_IN_SPACES)
+    (found,) = recall("heron")
+    assert found["excerpt"] == CUT_IN_SPACES[: EXCERPT_CHARS - 1] + "…"
+
+
+@pytest.mark.parametrize(
+    ("body", "excerpt"),
+    [
+        ("heron " + "x" * (EXCERPT_CHARS - 6), None),  # fits exactly: whole, no ellipsis
+        ("heron " + "x" * (EXCERPT_CHARS - 5), "cut"),  # one over
+        # one over once its two spaces fold, and the body's last character is all that follows
+        ("heron " + "x" * (EXCERPT_CHARS - 7) + "  y", "cut"),
+    ],
+)
+def test_a_recall_excerpt_is_cut_exactly_past_its_bound(make_note, body, excerpt):
+    make_note(body)
+    (found,) = recall("heron")
+    folded = " ".join(body.split())
+    assert found["excerpt"] == (folded if excerpt is None else folded[: EXCERPT_CHARS - 1] + "…")
+
+
+def test_a_browse_excerpt_cut_inside_a_run_of_spaces_says_it_is_cut(make_note):
+    node = make_note(CUT_IN_SPACES)
+    (row,) = [r for r in browse({}).rows if r["id"] == node.pk]
+    assert row["title"].endswith("…")
+    assert row["title"] == CUT_IN_SPACES[: EXCERPT_CHARS - 1] + "…"

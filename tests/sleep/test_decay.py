@@ -15,6 +15,7 @@ from memory.models import Edge, Event, Node
 from memory.questions import answer, plant_question
 from memory.reach import mark
 from memory.read import read
+from memory.sleep import decay as decay_module
 from memory.sleep.decay import _sweep, decay
 from memory.write import write_node
 from review.ceremony import seal
@@ -530,3 +531,55 @@ def test_decay_spares_a_node_held_anew_after_its_mark(make_note, lone, monkeypat
     monkeypatch.setattr(reach, "holders_first", cite_then_order)
     assert decay()["count"] == 0
     assert not is_decayed(node)
+
+
+def test_a_batch_flagged_again_still_spares_what_was_restored_or_newly_held_since_the_mark(
+    make_note, lone
+):
+    # A read holder in the batch sends the sweep down its second pass (the batch flagged again
+    # without what the holder holds); that pass re-checks as the first does (decay._sweep 33, 34).
+    origin = lone("Held by a holder read since the mark.", days_old=40)
+    holder = make_note("Derived from it.", days_old=40, origins=[{"id": origin.pk}])
+    restored = lone("Let go and restored since the mark.", days_old=40)
+    cited = lone("Cited by a note written since the mark.", days_old=40)
+    cutoff = timezone.now() - timedelta(days=14)
+    found = reach.mark(cutoff)
+    batch = [origin.pk, holder.pk, restored.pk, cited.pk]
+    assert set(batch) <= set(found.garbage.tolist())
+    since = timezone.now() - timedelta(seconds=1)
+    read(holder.pk, actor="agent:scout")
+    let_go(restored.pk, actor="owner")
+    restore(restored.pk, actor="owner")
+    make_note("New, citing it.", origins=[{"id": cited.pk, "relation": "cites"}])
+
+    done, spared = _sweep(
+        batch, cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
+    )
+
+    assert done == [] and spared >= {holder.pk, origin.pk}
+    assert not any(is_decayed(node) for node in (origin, holder, restored, cited))
+
+
+def test_what_a_spared_holder_holds_stays_spared_past_a_batch_that_spares_nothing(
+    make_note, lone, monkeypatch
+):
+    # One node a batch, holders first: g, r, then k (read since the mark: spared with p, which
+    # it holds), then q (spares nothing), then p. The spared set carries across batches
+    # (decay.decay 55 kept only the last batch's).
+    p, k, g = chain(make_note, lone)
+    q = lone("Another old page.", days_old=40)
+    r = make_note("Derived from it.", days_old=40, origins=[{"id": q.pk}])
+    real_mark = reach.mark
+
+    def mark_then_read(cutoff):
+        found = real_mark(cutoff)
+        order = reach.holders_first(found.garbage, found.edges)
+        assert order == [g.pk, r.pk, k.pk, q.pk, p.pk]  # the fixture's batches, in order
+        read(k.pk, actor="agent:scout")
+        return found
+
+    monkeypatch.setattr(reach, "mark", mark_then_read)
+    monkeypatch.setattr(decay_module, "BATCH", 1)
+
+    assert decay()["count"] == 3
+    assert [is_decayed(n) for n in (g, r, k, q, p)] == [True, True, False, True, False]

@@ -161,3 +161,9 @@ def test_let_go_refuses_a_decayed_permanent_or_ground_node_by_its_code(lone):
 def test_pending_decays_in_a_domain_reach_past_the_first_chunk_of_900(lone):
     ids = [lone(f"Old page {i}.", days_old=40, domain="work").pk for i in range(901)]
     assert [i["id"] for i in pending_decays(domains=["work"])] == ids
+
+
+def test_creation_times_are_read_for_every_id_however_many(lone):
+    node = lone("The last of many ids.")
+    missing = [10**9 + i for i in range(1800)]  # two chunks of 900 before it
+    assert _created_at([*missing, node.pk]) == {node.pk: node.created_at}

@@ -59,3 +59,21 @@ def test_an_edge_into_the_highest_id_at_the_packing_bound_loads_row_by_row(lone,
     assert Node.objects.order_by("-id").first().pk == cited.pk
     monkeypatch.setattr(reach, "_PAIR", cited.pk)  # the highest id equals the bound: no packing
     assert cited.pk not in reach.mark(timezone.now() - timedelta(days=14)).garbage.tolist()
+
+
+def test_a_decayed_node_past_every_candidate_and_holder_does_not_break_the_mark(make_note, lone):
+    # The mark's masks are sized by the candidates and the holders; a decayed node may sit
+    # just past them (reach.marks 56: `decayed <= size` indexed one past the mask).
+    old = make_note("Old and unread.", days_old=400)
+    lone("Young, no edges.")
+    past = lone("Young, no edges, let go.")
+    let_go(past.pk, actor="owner")
+    cutoff = timezone.now() - timedelta(days=14)
+    src, _, _ = reach.holding_edges(cutoff)
+    holders = int(src.max()) if len(src) else 0
+    assert past.pk == max(old.pk, holders) + 2  # the fixture reaches the mask's edge
+
+    found = reach.mark(cutoff)
+
+    assert old.pk in found.garbage.tolist()
+    assert past.pk not in found.candidates.tolist()
