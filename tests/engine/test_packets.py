@@ -4,10 +4,11 @@ order, its score to six places."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from dashboard.browse import browse
-from memory.packets import EXCERPT_CHARS
+from memory.packets import EXCERPT_CHARS, excerpt_of, packet
 from memory.recall import recall
 
 
@@ -52,3 +53,28 @@ def test_a_browse_excerpt_cut_inside_a_run_of_spaces_says_it_is_cut(make_note):
     (row,) = [r for r in browse({}).rows if r["id"] == node.pk]
     assert row["title"].endswith("…")
     assert row["title"] == CUT_IN_SPACES[: EXCERPT_CHARS - 1] + "…"
+
+
+def test_an_excerpt_folds_whitespace_and_cuts_past_its_bound_with_an_ellipsis():
+    assert excerpt_of(" a\n\tb  c ") == "a b c"
+    whole = "x" * EXCERPT_CHARS
+    assert excerpt_of(whole) == whole
+    cut = "y" * (EXCERPT_CHARS - 2) + " zz"  # the cut falls after a space, which goes
+    assert excerpt_of(cut) == "y" * (EXCERPT_CHARS - 2) + "…"
+    assert excerpt_of(whole + "x") == "x" * (EXCERPT_CHARS - 1) + "…"
+
+
+def test_a_packet_is_the_preview_in_its_order_with_the_score_to_six_places():
+    row = {"jurisdiction": "home", "id": 7, "kind": "note", "body": "A  body.", "source": "s"}
+    row |= {"signature": "owner", "more": False}
+    found = packet(row, trust="ground", score=np.float32(0.5) / 3)
+    assert list(found.items()) == [
+        ("jurisdiction", "home"),
+        ("id", 7),
+        ("trust", "ground"),
+        ("kind", "note"),
+        ("excerpt", "A body."),
+        ("source", "s"),
+        ("score", 0.166667),
+    ]
+    assert "score" not in packet(row, trust="ground")

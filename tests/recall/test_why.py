@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+import pytest
+
 from memory.recall import recall
-from memory.recall.why import WHY_CHARS
+from memory.recall.why import WHY_CHARS, explain, reasons
 from memory.vectors.embed import embed_missing
+from tests._helpers.nodes import store
+
+pytestmark = pytest.mark.usefixtures("fresh_document_counts")
 
 
 def test_why_is_absent_unless_asked(make_note):
@@ -111,3 +118,50 @@ def test_feedback_finds_a_superseded_node_only_when_asked_for_superseded(make_no
         assert old.pk not in [p["id"] for p in recall("heron")]
         found = {p["id"]: p for p in recall("heron", include_superseded=True)}
     assert found[old.pk]["trust"] == "superseded"
+
+
+@dataclass
+class _Placed:
+    id: int
+    why: list[str] = field(default_factory=list)
+
+
+def test_why_names_only_the_selective_query_words_a_body_holds(db):
+    # 52 of 52 documents hold "common": past the common share, it is not a selective term.
+    (heron, *_) = store("Heron, common.", *["Common."] * 51)
+    assert explain([_Placed(heron.pk, ["words"])], ["heron", "common"]) == {
+        heron.pk: "words: heron"
+    }
+
+
+def test_why_says_related_when_no_list_or_edge_explains_a_node(db):
+    (node,) = store("Nothing matched.")
+    assert explain([_Placed(node.pk)], ["heron"]) == {node.pk: "related"}
+
+
+def test_why_keeps_a_line_of_exactly_its_bound_and_cuts_a_longer_one_to_it(db):
+    a, b = store("One.", "Two.")
+    found = explain([_Placed(a.pk, ["x" * WHY_CHARS]), _Placed(b.pk, ["y" * 161])], ["z"])
+    assert found == {a.pk: "x" * WHY_CHARS, b.pk: "y" * (WHY_CHARS - 1) + "…"}
+
+
+def test_each_reason_has_its_own_words_in_the_lists_order_then_edge_entity_and_speaker():
+    lists = {
+        "substring": {2: 1.0},  # a list without the node is passed over, not the end
+        "words": {1: 2.0},
+        "vector": {1: 0.876},
+        "date": {1: 0.3},
+        "feedback": {1: 0.0},
+    }
+    tags = reasons(
+        1, lists, {"feedback": "kingfisher"}, {1: (7, "cites")}, signer=True, entity=(7, "ada")
+    )
+    assert tags == [
+        "words",
+        "vector 0.88",
+        "date named",
+        "feedback: kingfisher",
+        "via #7 (cites)",
+        "entity: ada",
+        "speaker named",
+    ]

@@ -6,12 +6,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import numpy as np
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory import reach
 from memory.forgetting import let_go, restore
 from memory.models import Edge, Node
-from memory.reach import _held_decayed, candidates, holders_first
+from memory.reach import _held_decayed, candidates, holders_first, holdings
 
 
 def test_the_restore_walk_stops_once_it_has_seen_5000_nodes(lone):
@@ -77,3 +80,27 @@ def test_a_decayed_node_past_every_candidate_and_holder_does_not_break_the_mark(
 
     assert old.pk in found.garbage.tolist()
     assert past.pk not in found.candidates.tolist()
+
+
+def test_holdings_compare_ids_exactly_past_two_to_the_53():
+    # 2**53 + 1 has no float64 of its own: read as a float it would equal 2**53.
+    edges = (np.array([2**53], dtype=np.int64), np.array([7], dtype=np.int64))
+    assert holdings({2**53 + 1}, edges) == {2**53 + 1}
+    assert holdings({2**53}, edges) == {2**53, 7}
+
+
+@pytest.mark.sqlite_only  # SQLite takes a partial index only when the query repeats its terms
+def test_the_candidates_read_can_use_the_partial_decay_index(lone):
+    old = lone("Old and unread.", days_old=40)
+    with CaptureQueriesContext(connection) as queries:
+        found = reach.candidates(timezone.now() - timedelta(days=14))
+    assert found.tolist() == [old.pk]
+    (read,) = [q["sql"] for q in queries.captured_queries if "access_count = 0" in q["sql"]]
+    # INDEXED BY fails ("no query solution") when the WHERE does not imply the index's terms.
+    forced = read.replace(
+        "FROM memory_node n", "FROM memory_node n INDEXED BY memory_node_decay_candidates"
+    )
+    assert forced != read, read
+    with connection.cursor() as cursor:
+        cursor.execute(forced)
+        assert cursor.fetchone()[0] == str(old.pk * 2 + 1)  # the id, and old at the one cutoff

@@ -12,7 +12,7 @@ import pytest
 import memory.vectors.matrix as matrix_module
 from memory.recall import _vector_candidates, lexical, recall
 from memory.vectors.embed import embed_missing, get_embedder, normalise
-from memory.vectors.matrix import Matrix, _coarse_rows, exact_candidates
+from memory.vectors.matrix import Matrix, _coarse_index, _coarse_rows, exact_candidates
 from memory.visibility import Visibility
 from tests._helpers.vectors import START, matrix_of
 
@@ -170,3 +170,55 @@ def test_the_float16_pass_with_one_or_no_visible_row(monkeypatch):
     assert [i for i, _ in exact_candidates(matrix, q, first, 5)] == [1]
     nowhere = Visibility.of(domains=["nowhere"], scope="both", as_of=None)
     assert exact_candidates(matrix, q, nowhere, 5) == []
+
+
+def test_the_float16_copy_is_kept_not_rebuilt_when_no_row_was_added():
+    matrix = matrix_of(np.random.default_rng(5).standard_normal((10, 8)).astype(np.float32))
+    first = _coarse_index(matrix)
+    assert first.ntotal == 10 and _coarse_index(matrix) is first
+
+
+def test_no_visible_row_is_an_empty_list_of_row_indices(monkeypatch):
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
+    matrix = matrix_of(np.random.default_rng(7).standard_normal((55, 8)).astype(np.float32))
+    hidden = np.zeros(55, dtype=bool)
+    rows = _coarse_rows(matrix, 55, matrix.vectors[0], hidden, 5)
+    assert rows is not None and matrix.ids[rows].tolist() == []  # float indices would raise
+
+
+def test_the_float16_pass_keeps_the_first_row_when_rows_were_added_meanwhile(monkeypatch):
+    # The copy holds 58 rows, the recall reads 55 (three were appended under it): rows 0-54
+    # are searched, the first one included.
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
+    vectors = np.zeros((58, 8), dtype=np.float32)
+    vectors[:, 1] = 1.0
+    vectors[:5, 0] = [10, 9, 8, 7, 6]
+    matrix = matrix_of(vectors)
+    rows = _coarse_rows(matrix, 55, np.eye(8, dtype=np.float32)[0], None, 5)
+    assert rows is not None and rows.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_the_exact_top_one_holds_when_float16_rounding_swaps_two_rows(monkeypatch):
+    # Row 0 scores 20004.8 and row 1 20001.6, but in float16 (steps of 0.5 near 1000) row 0
+    # reads 10 * (1000 + 1000) and row 1 10 * (1000.5 + 1000): the margin, scaled by |q| and by
+    # the largest row norm, keeps both for the float32 rescoring. (The embedder's vectors are
+    # unit vectors; the bound holds for any.)
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
+    vectors = np.zeros((55, 8), dtype=np.float32)
+    vectors[:, 2] = 1.0
+    vectors[0, :2], vectors[1, :2] = [1000.24, 1000.24], [1000.26, 999.9]
+    q = np.array([10, 10, 0, 0, 0, 0, 0, 0], dtype=np.float32)
+    assert [i for i, _ in exact_candidates(matrix_of(vectors), q, EVERYTHING, 1)] == [1]
+
+
+def test_the_float16_pass_rescores_only_rows_within_twice_its_error_of_the_kth(monkeypatch):
+    # |q| = 1 and the largest row norm is 1000: twice the error is 1.18 (three times, 1.76).
+    monkeypatch.setattr(matrix_module, "COARSE_ROWS", (50, 60))
+    vectors = np.zeros((55, 8), dtype=np.float32)
+    vectors[:, 2] = 1.0
+    vectors[0, 0], vectors[1, 0], vectors[2, 1] = 10.0, 8.5, 1000.0
+    q = np.eye(8, dtype=np.float32)[0]
+    assert _coarse_rows(matrix_of(vectors), 55, q, None, 1).tolist() == [0]
+    # Only the last row fetched decides whether rows past the fetch may qualify.
+    vectors[1, 0] = 9.5
+    assert _coarse_rows(matrix_of(vectors), 55, q, None, 1).tolist() == [0, 1]
