@@ -6,12 +6,14 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+import memory.recall as recall_module
 from memory.clocks import recency_weight
 from memory.errors import Invalid
 from memory.models import Edge, Node, RecallLog, Vector
-from memory.recall import recall
+from memory.recall import MAX_LIMIT, recall
 from memory.vectors.embed import embed_missing
 from tests._helpers.events import mark
+from tests._helpers.nodes import store
 
 
 def fts_has(node: Node) -> bool:
@@ -224,3 +226,40 @@ def test_recall_scores_keep_their_fraction(make_note) -> None:
     scores = [p["score"] for p in recall("heron")]
     assert len(scores) == 2 and 0 < scores[1] < scores[0]
     assert scores[1] != round(scores[1]) and scores[1] == round(scores[1], 6)
+
+
+@pytest.mark.usefixtures("fresh_document_counts")
+def test_recall_takes_a_limit_from_1_to_max_and_refuses_others_as_bad_limit(lone):
+    lone("Heron at the pond.")
+    assert len(recall("heron", scope="wild", limit=1)) == 1
+    assert len(recall("heron", scope="wild", limit=MAX_LIMIT)) == 1
+    for limit in (0, MAX_LIMIT + 1, True):  # a bool is not a count
+        with pytest.raises(Invalid) as refused:
+            recall("heron", limit=limit)
+        assert refused.value.code == "bad_limit"
+    assert RecallLog.objects.count() == 2  # a refusal logs nothing
+
+
+@pytest.mark.usefixtures("fresh_document_counts")
+def test_recall_returns_ten_by_default(db):
+    store(*[f"Heron sighting number {'again ' * i}." for i in range(12)])
+    assert len(recall("heron", scope="wild")) == 10
+
+
+@pytest.mark.usefixtures("fresh_document_counts")
+def test_the_recall_log_holds_the_asked_query_domains_as_of_actor_and_time_taken(db, monkeypatch):
+    ticks = [2.0]
+    monkeypatch.setattr(
+        recall_module.time, "perf_counter", lambda: ticks.pop(0) if ticks else 2.0123456
+    )
+    asked = "heron " * 500
+    recall(asked, domains=["work"], as_of="2025-03-04T05:06:07+00:00", actor="")
+    log = RecallLog.objects.get()
+    assert log.query == asked[:2000]
+    assert log.domains == ["work"]
+    assert log.as_of == datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
+    assert log.actor == "owner"
+    assert log.took_ms == 12.346  # (2.0123456 - 2.0) * 1000 to three places
+    recall("heron", actor="agent:scout")
+    last = RecallLog.objects.latest("pk")
+    assert (last.domains, last.as_of, last.actor) == (["*"], None, "agent:scout")
