@@ -90,7 +90,7 @@ class OnesEmbedder:
 def test_switching_the_embedder_re_embeds_under_the_new_model(make_note, settings):
     make_note("note about tomatoes")
     assert embed_missing() == 2
-    settings.GROVE_EMBEDDER, settings.GROVE_EMBEDDER_PATH = "test_embed.OnesEmbedder", "/models/x"
+    settings.GROVE_EMBEDDER, settings.GROVE_EMBEDDER_PATH = f"{__name__}.OnesEmbedder", "/models/x"
     configured_embedder.cache_clear()
     try:
         assert get_embedder().path == "/models/x"
