@@ -37,3 +37,11 @@ def place(node: Node, degrees: float) -> Node:
     vector[0], vector[1] = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
     Vector.objects.create(node=node, model=get_embedder().name, dim=dim, data=to_blob(vector))
     return node
+
+
+def embed_one(node: Node) -> None:
+    """A vector for this node only, by the configured embedder (embed_missing would embed the
+    root note too)."""
+    embedder = get_embedder()
+    vector = embedder.embed([node.body])[0]
+    Vector.objects.create(node=node, model=embedder.name, dim=embedder.dim, data=to_blob(vector))

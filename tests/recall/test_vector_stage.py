@@ -4,6 +4,7 @@ and no database connection of the worker's own. Real SQLite, a real vector index
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -14,10 +15,12 @@ from django.db import connections
 from django.utils import timezone
 
 import memory.recall as recall_module
-from memory.recall import recall, vector_search
+from memory.recall import _vector_candidates, rank, recall, vector_search
 from memory.vectors.embed import embed_missing, get_embedder
 from memory.vectors.index import sync_index
+from memory.vectors.matrix import vector_matrix
 from memory.visibility import Visibility
+from tests._helpers.vectors import embed_one
 
 QUERY = "heron reed otter by the water"
 WORDS = ["heron", "pond", "reed", "willow", "otter", "kingfisher"]
@@ -141,3 +144,37 @@ def test_a_forked_process_searches_on_workers_of_its_own():
         os._exit(0 if ok else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
+
+
+def test_one_vector_and_no_index_is_scanned(make_note):
+    note = make_note("A heron stands by the reed.")
+    embed_one(note)
+    assert vector_matrix().n == 1
+    [(found, _score)] = _vector_candidates("heron reed", EVERYTHING, 5)
+    assert found == note.pk
+
+
+def test_a_vector_hit_scoring_exactly_the_threshold_is_kept(make_note, monkeypatch):
+    note = make_note("A heron stands by the reed.")
+    other = make_note("Otters slide down the muddy bank.")
+    embed_one(note)
+    embed_one(other)
+    monkeypatch.setattr(recall_module, "VECTOR_MIN_SIMILARITY", -1.0)
+    hits = dict(_vector_candidates("heron reed", EVERYTHING, 5))
+    # A float32 score, widened: the threshold is set to exactly what the note scores.
+    monkeypatch.setattr(recall_module, "VECTOR_MIN_SIMILARITY", hits[note.pk])
+    assert hits[other.pk] < hits[note.pk]
+    assert _vector_candidates("heron reed", EVERYTHING, 5) == [(note.pk, hits[note.pk])]
+
+
+def test_with_the_vector_weight_zero_no_vector_cosine_is_read_or_told(make_note, monkeypatch):
+    note = make_note("A heron stands by the reed.")
+    embed_one(note)
+    [told] = recall("heron reed", why=True)
+    assert told["id"] == note.pk and "vector" in told["why"]
+    monkeypatch.setattr(rank, "WEIGHTS", dataclasses.replace(rank.WEIGHTS, vector=0.0))
+    [told] = recall("heron reed", why=True)
+    assert told["id"] == note.pk and "vector" not in told["why"]

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from datetime import timedelta
 
 import numpy as np
 import pytest
 from django.utils import timezone
 
+import memory.recall as recall_module
 from memory.models import Edge, Node, Vector
 from memory.recall import _vector_candidates, recall
 from memory.sleep.crosslink import crosslink
-from memory.vectors.embed import embed_missing, get_embedder, to_blob
+from memory.vectors.embed import embed_missing, get_embedder
 from memory.vectors.index import current, index_dir, open_index, sync_index
 from memory.visibility import Visibility
 from review.ceremony import seal
+from tests._helpers.vectors import embed_one, place
 
 WORDS = ["heron", "pond", "reed", "willow", "otter", "kingfisher", "mallard", "bulrush"]
 
@@ -196,14 +197,6 @@ def test_a_vector_whose_length_disagrees_with_its_dim_does_not_crash_recall(
     assert f"has {dim * 4 - 4} bytes for dim {dim}" in caplog.text
 
 
-def place(node: Node, degrees: float) -> Node:
-    dim = model()[1]
-    vector = np.zeros(dim, dtype=np.float32)
-    vector[0], vector[1] = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
-    Vector.objects.create(node=node, model=model()[0], dim=dim, data=to_blob(vector))
-    return node
-
-
 def test_crosslink_through_the_index_keeps_cross_links_rules(make_note, root_note, indexed):
     place(root_note, 180)  # opposite the others, so it is linked to nothing
     near = place(make_note("Near."), 0)
@@ -219,3 +212,36 @@ def test_crosslink_through_the_index_keeps_cross_links_rules(make_note, root_not
     edges = sorted(Edge.objects.filter(kind="similar").values_list("from_node", "to_node"))
     assert edges == [(newest.pk, near.pk)]
     assert crosslink()["count"] == 0
+
+
+EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
+
+QUERY = "heron reed otter by the water"
+
+
+def test_with_an_index_and_nothing_since_the_vector_hits_are_the_index_s_own(make_note, indexed):
+    words = ["heron", "pond", "reed", "willow", "otter", "kingfisher"]
+    for i in range(12):
+        make_note("The " + " ".join(words[(i + j) % 6] for j in range(3)) + f" by the water {i}.")
+    embed_missing()
+    embedder = get_embedder()
+    assert sync_index(model=embedder.name, dim=embedder.dim) is not None
+    found = _vector_candidates(QUERY, EVERYTHING, 5)
+    index = open_index(model=embedder.name, dim=embedder.dim)
+    # Float16 rescored cosines: an exact float32 scan of every vector scores them otherwise.
+    expected = [
+        (i, s)
+        for i, s in index.search(embedder.embed([QUERY])[0], EVERYTHING, 5)
+        if s >= recall_module.VECTOR_MIN_SIMILARITY
+    ]
+    assert len(expected) == 5
+    assert found == expected
+
+
+def test_an_index_of_one_row_with_nothing_since_is_searched(make_note, indexed):
+    note = make_note("A heron stands by the reed.")
+    embed_one(note)
+    embedder = get_embedder()
+    assert sync_index(model=embedder.name, dim=embedder.dim).rows == 1
+    [(found, _score)] = _vector_candidates("heron reed", EVERYTHING, 5)
+    assert found == note.pk
