@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from memory import audit
 from memory.custody.integrity import run_checks
+from memory.models import Event, EventKind, Node
 from tests._helpers.vendor import drop_trigger, on_postgres, raw
 
 
@@ -150,3 +151,17 @@ def test_it_reports_a_root_decayed_as_unreachable(make_note):
         f"root node {read_one.pk} (read) was decayed as unreachable",
         f"root node {young.pk} (young) was decayed as unreachable",
     ]
+
+
+def test_integrity_judges_the_flag_by_the_latest_lifecycle_event(make_note):
+    from memory.custody.integrity import lifecycle_flag_disagrees_with_latest_event
+    from memory.forgetting import let_go, restore
+
+    node = make_note("decayed once, then restored")
+    let_go(node.pk, actor="owner")
+    restore(node.pk, actor="owner")
+    kinds = list(Event.objects.filter(node=node).order_by("id").values_list("kind", flat=True))
+    assert kinds[-2:] == [EventKind.DECAYED, EventKind.RESTORED]
+    assert lifecycle_flag_disagrees_with_latest_event() == []
+    Node.objects.filter(pk=node.pk).update(decayed_at=node.created_at)  # the flag now lies
+    assert lifecycle_flag_disagrees_with_latest_event() != []

@@ -194,3 +194,15 @@ def test_two_processes_appending_never_interleave(real_db, tmp_path):
         Edge.objects.filter(from_node_id=b, to_node_id=a, kind="responds_to").exists()
         for a, b in zip(ids, ids[1:], strict=False)
     )
+
+
+def test_slices_exactly_at_the_limit_pass_and_one_byte_more_is_refused(db):
+    from memory.errors import TooLarge
+    from memory.scroll import READ_LIMIT, commit_turn, read_slices
+
+    for i in range(200):
+        commit_turn(conversation="long", user=f"question {i} " * 10, assistant="answer " * 10)
+    half = READ_LIMIT // 2
+    assert len(b"".join(read_slices("long", [(0, half), (half, half)]))) == READ_LIMIT
+    with pytest.raises(TooLarge):
+        read_slices("long", [(0, half), (half, half + 1)])

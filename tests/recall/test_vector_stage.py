@@ -1,6 +1,9 @@
-"""The vector list searched on a worker thread while the word lists are read (recall.vector_search,
-issue 17): the same hits and packets as on the caller's thread, under every visibility filter,
-and no database connection of the worker's own. Real SQLite, a real vector index, a real thread."""
+"""Recall's vector stage (memory.recall.vector_search): the vector list alone keeps to the
+caller's domains and as-of instant (the other lists switched off), one vector is scanned, a hit
+at the threshold is kept, and a vector weight of 0 reads no vector. Searched on a worker thread
+while the word lists are read (issue 17): the same hits and packets as on the caller's thread,
+under every visibility filter, and no database connection of the worker's own. Real SQLite, a
+real vector index, a real thread."""
 
 from __future__ import annotations
 
@@ -178,3 +181,51 @@ def test_with_the_vector_weight_zero_no_vector_cosine_is_read_or_told(make_note,
     monkeypatch.setattr(rank, "WEIGHTS", dataclasses.replace(rank.WEIGHTS, vector=0.0))
     [told] = recall("heron reed", why=True)
     assert told["id"] == note.pk and "vector" not in told["why"]
+
+
+WORK_SECRET = "Quarterly merger codename bluefin heron"
+
+
+@pytest.fixture
+def vectors_only(monkeypatch):
+    """Recall with the word, substring and date lists switched off: only the vector path can
+    find anything."""
+    import memory.recall as recall_module
+    import memory.recall.rank as rank_module
+
+    for name in ("fts_candidates", "trigram_candidates", "date_candidates"):
+        monkeypatch.setattr(rank_module, name, lambda *args, **kwargs: [])
+    return recall_module.recall
+
+
+def _ids(results) -> list[int]:
+    return [p["id"] for p in results]
+
+
+def test_the_vector_path_keeps_to_the_callers_domains(make_note, vectors_only):
+    foreign = make_note(WORK_SECRET, domain="work")
+    embed_missing()
+    assert foreign.pk in _ids(vectors_only(WORK_SECRET, scope="both", domains=["work"]))
+    assert foreign.pk not in _ids(vectors_only(WORK_SECRET, scope="both", domains=["personal"]))
+
+
+def test_the_vector_path_keeps_to_the_as_of_instant(make_note, vectors_only):
+    from datetime import timedelta
+
+    later = make_note(WORK_SECRET)
+    embed_missing()
+    assert later.pk in _ids(vectors_only(WORK_SECRET, scope="both"))
+    before = (later.created_at - timedelta(seconds=1)).isoformat()
+    assert later.pk not in _ids(vectors_only(WORK_SECRET, scope="both", as_of=before))
+
+
+def test_the_vector_path_keeps_to_the_callers_domains_as_of_an_instant(make_note, vectors_only):
+    from django.utils import timezone
+
+    foreign = make_note(WORK_SECRET, domain="work")
+    embed_missing()
+    now = timezone.now().isoformat()
+    assert foreign.pk in _ids(vectors_only(WORK_SECRET, scope="both", domains=["work"], as_of=now))
+    assert foreign.pk not in _ids(
+        vectors_only(WORK_SECRET, scope="both", domains=["personal"], as_of=now)
+    )

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from memory.errors import Conflict, NotFound
 from memory.forgetting import _created_at, keep, let_go, pending_decays, restore
-from memory.models import Edge, Node
+from memory.models import Edge, Event, EventKind, Node
 from memory.sleep.decay import decay
 from review.ceremony import seal
 from tests._helpers.events import authority
@@ -167,3 +167,15 @@ def test_creation_times_are_read_for_every_id_however_many(lone):
     node = lone("The last of many ids.")
     missing = [10**9 + i for i in range(1800)]  # two chunks of 900 before it
     assert _created_at([*missing, node.pk]) == {node.pk: node.created_at}
+
+
+def test_keep_refuses_a_decayed_node(make_note):
+    from memory.errors import Conflict
+    from memory.forgetting import keep, let_go
+
+    node = make_note("let go, then kept by mistake")
+    let_go(node.pk, actor="owner")
+    with pytest.raises(Conflict):
+        keep(node.pk, actor="owner")
+    assert Node.objects.get(pk=node.pk).decayed_at is not None
+    assert not Event.objects.filter(node=node, kind=EventKind.KEPT).exists()

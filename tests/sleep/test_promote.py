@@ -193,3 +193,13 @@ def test_the_promotion_threshold_ignores_unread_nodes(make_note) -> None:
     for i in range(19):
         make_note(f"Never read {i}.")
     assert promotion_threshold() == 10
+
+
+def test_the_promotion_floor_holds_when_nodes_were_read_once(make_note):
+    from memory.sleep.promote import FLOOR, promote, promotion_threshold
+
+    read_once = [make_note(f"a note read once, number {i}") for i in range(20)]
+    Node.objects.filter(pk__in=[n.pk for n in read_once]).update(access_count=1)
+    assert promotion_threshold() == FLOOR == 3
+    promote()
+    assert not Node.objects.filter(permanent=True).exists()
