@@ -4,12 +4,15 @@ when each becomes eligible, why, in what order. The sleep step that lets go: tes
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
 from memory.errors import Conflict, NotFound
 from memory.forgetting import _created_at, keep, let_go, pending_decays, restore
 from memory.models import Edge, Event, EventKind, Node
+from memory.reach import mark
 from memory.sleep.decay import decay
 from review.ceremony import seal
 from tests._helpers.events import authority
@@ -179,3 +182,173 @@ def test_keep_refuses_a_decayed_node(make_note):
         keep(node.pk, actor="owner")
     assert Node.objects.get(pk=node.pk).decayed_at is not None
     assert not Event.objects.filter(node=node, kind=EventKind.KEPT).exists()
+
+
+def test_keep_is_an_act_that_makes_a_root_holding_its_chain(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    g = keep(g.pk, actor="owner")
+    assert g.access_count == 1 and g.read_days == 1 and g.last_accessed_at is not None
+    assert Event.objects.filter(node=g, kind="kept", actor="owner").exists()
+    decay()
+    assert not any(is_decayed(n) for n in (p, k, g))
+
+
+@pytest.mark.parametrize("kind", ["rooted", "proposed"])
+def test_let_go_refuses_ground_and_proposed(lone, kind):
+    node = lone("Protected.")
+    authority(node, kind)
+    with pytest.raises(Conflict, match="never let go"):
+        let_go(node.pk, actor="owner")
+    assert not is_decayed(node)
+
+
+def test_let_go_refuses_a_permanent_node(lone):
+    node = lone("Permanent.")
+    Node.objects.filter(pk=node.pk).update(permanent=True, permanent_at=timezone.now())
+    with pytest.raises(Conflict, match="permanent"):
+        let_go(node.pk, actor="owner")
+
+
+def test_restore_brings_a_node_back_with_its_event(lone):
+    node = let_go(lone("Let go, then missed.").pk, actor="owner")
+    assert node.decayed_at is not None
+    node = restore(node.pk, actor="owner")
+    assert node.decayed_at is None
+    kinds = list(Event.objects.filter(node=node).order_by("id").values_list("kind", "reason"))
+    assert kinds == [("arrived", ""), ("decayed", "owner_let_go"), ("restored", "owner_restore")]
+
+
+def test_restore_brings_back_what_the_node_holds_and_survives_the_next_sleep(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    decay()
+    assert all(is_decayed(n) for n in (p, k, g))
+    restore(k.pk, actor="owner")
+    assert not is_decayed(k) and not is_decayed(p) and is_decayed(g)
+    held = Event.objects.get(node=p, kind="restored")
+    assert held.reason == "held_by_restore" and held.related_node_id == k.pk
+    assert decay()["count"] == 0
+    assert not is_decayed(k) and not is_decayed(p)
+
+
+def test_restore_leaves_the_owners_let_go_alone(make_note, lone):
+    p, k, g = chain(make_note, lone)
+    let_go(p.pk, actor="owner")
+    decay()
+    restore(g.pk, actor="owner")
+    assert not is_decayed(g) and not is_decayed(k) and is_decayed(p)
+
+
+def test_restore_refuses_a_live_node(lone):
+    with pytest.raises(Conflict, match="live") as refused:
+        restore(lone("Alive.").pk, actor="owner")
+    assert refused.value.code == "live"
+
+
+def test_pending_decays_lists_now_and_soon_with_why(lone):
+    now_node = lone("Eligible now.", days_old=20)
+    soon = lone("Eligible in four days.", days_old=10)
+    lone("Far off.", days_old=1)
+    assert [p["id"] for p in pending_decays()] == [now_node.pk]
+    items = pending_decays(within_days=5)
+    assert [p["id"] for p in items] == [now_node.pk, soon.pk]
+    assert items[1]["days_until_eligible"] == pytest.approx(4, abs=0.1)
+    assert items[0]["why"] == ["not read", "20 days old", "no live neighbour"]
+    assert not items[1]["eligible_now"] and items[0]["eligible_now"]
+
+
+def test_pending_decays_say_why_a_neighbour_does_not_hold(lone):
+    old = lone("An old page.", days_old=40)
+    other = lone("Another page like it.")
+    Edge.objects.create(from_node=other, to_node=old, kind="similar", created_by="sleep")
+    (item,) = pending_decays()
+    assert item["id"] == old.pk
+    only = f"its only live neighbour #{other.pk} is linked by similar, which does not hold"
+    assert item["why"][-1] == only
+
+
+def test_pending_decays_soon_waits_for_a_young_holder(make_note, lone):
+    p = lone("An old page.", days_old=40)
+    k = make_note("A note on it from ten days ago.", days_old=10, origins=[{"id": p.pk}])
+    assert pending_decays() == []
+    items = {i["id"]: i for i in pending_decays(within_days=5)}
+    assert set(items) == {p.pk, k.pk}
+    assert items[p.pk]["days_until_eligible"] == pytest.approx(4, abs=0.1)
+
+
+def test_pending_decays_with_a_limit_gives_the_most_eligible(lone):
+    oldest = lone("Oldest page.", days_old=60)
+    older = lone("Older page.", days_old=40)
+    lone("Old page.", days_old=20)
+    assert len(pending_decays()) == 3
+    assert [p["id"] for p in pending_decays(limit=2)] == [oldest.pk, older.pk]
+
+
+def test_pending_decays_with_a_limit_skips_protected_nodes(lone):
+    ground = lone("Ground, never decays.", days_old=60)
+    authority(ground, "rooted")
+    other = lone("Plain old page.", days_old=30)
+    assert [p["id"] for p in pending_decays(limit=1)] == [other.pk]
+
+
+def test_pending_decays_filters_by_domain(lone):
+    lone("Work page.", days_old=20, domain="work")
+    assert pending_decays(domains=["personal"]) == []
+    assert len(pending_decays(domains=["work"])) == 1
+
+
+def test_pending_now_and_soon_equal_two_independent_marks(make_note, lone):
+    lone("Old, nothing holds it.", days_old=40)
+    held = lone("Old, held by a note ten days old.", days_old=40)
+    make_note(
+        "Ten days old: holds the page four more days.", days_old=10, origins=[{"id": held.pk}]
+    )
+    lone("Eligible in two days.", days_old=12)
+    lone("Young for a while yet.", days_old=1)
+    now = timezone.now()
+    at_now = set(mark(now - timedelta(days=14)).garbage.tolist())
+    later = set(mark(now - timedelta(days=14 - 5)).garbage.tolist())
+    assert at_now and len(later - at_now) == 3  # the fixture: the two lists differ
+    items = pending_decays(within_days=5, now=now)
+    assert {i["id"] for i in items if i["eligible_now"]} == at_now
+    assert {i["id"] for i in items if not i["eligible_now"]} == later - at_now
+
+
+def test_pending_decays_within_days_filters_by_domain(lone):
+    lone("Work page, eligible now.", days_old=20, domain="work")
+    home = lone("Home page, eligible in two days.", days_old=12, domain="personal")
+    assert [i["id"] for i in pending_decays(within_days=5, domains=["personal"])] == [home.pk]
+
+
+def test_pending_decays_counts_the_days_until_a_young_holder_lets_go(make_note, lone):
+    p = lone("An old page.", days_old=40)
+    make_note("A note on it, half a day short of the age.", days_old=13.5, origins=[{"id": p.pk}])
+    items = {i["id"]: i for i in pending_decays(within_days=1)}
+    assert items[p.pk]["days_until_eligible"] == pytest.approx(0.5, abs=0.05)
+
+
+def test_keep_records_the_owners_keep_and_refuses_a_decayed_node_by_code(lone):
+    node = lone("Kept by the owner.", days_old=40)
+    keep(node.pk, actor="owner")
+    event = Event.objects.get(node=node, kind="kept")
+    assert (event.actor, event.reason) == ("owner", "owner_keep")
+    gone = lone("Let go, then kept.")
+    let_go(gone.pk, actor="owner")
+    with pytest.raises(Conflict) as refused:
+        keep(gone.pk, actor="owner")
+    assert refused.value.code == "decayed"
+    assert refused.value.message == f"node {gone.pk} has decayed; restore it to keep it"
+
+
+def test_pending_decays_put_eligible_now_first_whatever_the_ids(lone):
+    soon = lone("Eligible in a few days.", days_old=10.33)
+    now_node = lone("Eligible now.", days_old=20)
+    items = pending_decays(within_days=5)
+    assert [i["id"] for i in items] == [now_node.pk, soon.pk]
+    assert (items[0]["kind"], items[0]["days_until_eligible"]) == ("internet", 0.0)
+    assert items[1]["days_until_eligible"] == 3.7  # 14 - 10.33 days, to one decimal
+
+
+def test_pending_decays_excerpt_is_the_first_160_characters(lone):
+    lone("x" * 200, days_old=20)
+    (item,) = pending_decays()
+    assert item["excerpt"] == "x" * 160
