@@ -170,6 +170,20 @@ def stale_note(make_note) -> Node:
 
 
 @pytest.fixture
+def placed(make_note, root_note) -> Callable[..., Node]:
+    """Notes with hand-made unit vectors at an angle (tests/_helpers/vectors.place), for the
+    sleep steps that compare vectors (cross-link, consolidate); the root note points away."""
+    from tests._helpers.vectors import place
+
+    place(root_note, 180)  # opposite the others, so it is linked to nothing
+
+    def make(degrees: float, body: str | None = None, **fields) -> Node:
+        return place(make_note(body or f"Note at {degrees} degrees.", **fields), degrees)
+
+    return make
+
+
+@pytest.fixture
 def counts(db) -> Callable[[], dict[str, int]]:
     """Row counts of everything a write may touch, to prove a refusal stored nothing."""
 

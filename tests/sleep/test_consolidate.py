@@ -1,22 +1,10 @@
 from __future__ import annotations
 
-import pytest
 from django.utils import timezone
 
 from memory.models import Edge, Event, Node
 from memory.sleep.consolidate import consolidate
 from memory.sleep.crosslink import crosslink
-from tests._helpers.vectors import place
-
-
-@pytest.fixture
-def placed(make_note, root_note):
-    place(root_note, 180)  # opposite the others, so it is linked to nothing
-
-    def make(degrees: float, body: str | None = None, **fields) -> Node:
-        return place(make_note(body or f"Note at {degrees} degrees.", **fields), degrees)
-
-    return make
 
 
 def live(*nodes: Node) -> list[bool]:

@@ -7,17 +7,6 @@ import pytest
 from memory.custody.integrity import similar_edges_duplicated
 from memory.models import Edge, Node
 from memory.sleep.crosslink import crosslink
-from tests._helpers.vectors import place
-
-
-@pytest.fixture
-def placed(make_note, root_note):
-    place(root_note, 180)  # opposite the others, so it is linked to nothing
-
-    def make(degrees: float, **fields) -> Node:
-        return place(make_note(f"Note at {degrees} degrees.", **fields), degrees)
-
-    return make
 
 
 def similar() -> list[tuple[int, int]]:
