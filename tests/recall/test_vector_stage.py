@@ -18,7 +18,7 @@ from django.db import connections
 from django.utils import timezone
 
 import memory.recall as recall_module
-from memory.recall import _vector_candidates, rank, recall, vector_search
+from memory.recall import rank, recall, vector_search
 from memory.vectors.embed import embed_missing, get_embedder
 from memory.vectors.index import sync_index
 from memory.vectors.matrix import vector_matrix
@@ -156,7 +156,7 @@ def test_one_vector_and_no_index_is_scanned(make_note):
     note = make_note("A heron stands by the reed.")
     embed_one(note)
     assert vector_matrix().n == 1
-    [(found, _score)] = _vector_candidates("heron reed", EVERYTHING, 5)
+    [(found, _score)] = vector_search("heron reed", EVERYTHING, 5)()
     assert found == note.pk
 
 
@@ -166,11 +166,11 @@ def test_a_vector_hit_scoring_exactly_the_threshold_is_kept(make_note, monkeypat
     embed_one(note)
     embed_one(other)
     monkeypatch.setattr(recall_module, "VECTOR_MIN_SIMILARITY", -1.0)
-    hits = dict(_vector_candidates("heron reed", EVERYTHING, 5))
+    hits = dict(vector_search("heron reed", EVERYTHING, 5)())
     # A float32 score, widened: the threshold is set to exactly what the note scores.
     monkeypatch.setattr(recall_module, "VECTOR_MIN_SIMILARITY", hits[note.pk])
     assert hits[other.pk] < hits[note.pk]
-    assert _vector_candidates("heron reed", EVERYTHING, 5) == [(note.pk, hits[note.pk])]
+    assert vector_search("heron reed", EVERYTHING, 5)() == [(note.pk, hits[note.pk])]
 
 
 def test_with_the_vector_weight_zero_no_vector_cosine_is_read_or_told(make_note, monkeypatch):

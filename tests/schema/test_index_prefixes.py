@@ -86,14 +86,14 @@ def test_a_hubs_first_in_edges_come_from_the_index_alone(make_note, reader):
     first, and read only those rows."""
     from dashboard.graph import backlinks
     from memory.visibility import Visibility
-    from memory.walk import _edge_routes
+    from memory.walk import routes_from
 
     hub = make_note("A hub.")
     for i in range(3):
         make_note(f"Child {i}.", origins=[{"id": hub.pk, "relation": "derived_from"}])
     run = {
         "backlinks": lambda: backlinks(hub.pk),
-        "walk": lambda: _edge_routes(hub.pk, Visibility(domains=None, scope="both", as_of=None)),
+        "walk": lambda: routes_from(hub, Visibility(domains=None, scope="both", as_of=None)),
     }[reader]
     # The in-edges' read with its limit (the count beside it has none).
     for plan in plans(run, '"to_node_id" = ', "LIMIT"):

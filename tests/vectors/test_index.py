@@ -13,7 +13,7 @@ from django.utils import timezone
 
 import memory.recall as recall_module
 from memory.models import Edge, Node, Vector
-from memory.recall import _vector_candidates, recall
+from memory.recall import recall, vector_search
 from memory.sleep.crosslink import crosslink
 from memory.vectors.embed import embed_missing, get_embedder
 from memory.vectors.index import current, index_dir, open_index, sync_index
@@ -127,13 +127,13 @@ def visibilities(pond: list[Node]) -> list[Visibility]:
 def test_the_vector_stage_filters_exactly_as_the_exact_scan(pond, settings):
     query = "heron reed otter by the water"
     settings.GROVE_ANN_MIN_ROWS = 10_000
-    exact = [_vector_candidates(query, vis, 40) for vis in visibilities(pond)]
+    exact = [vector_search(query, vis, 40)() for vis in visibilities(pond)]
     settings.GROVE_ANN_MIN_ROWS = 1
     crosslink()
     assert current(model=model()[0], dim=model()[1]) is not None
     assert len(exact[1]) < len(exact[0])  # the filters have work to do
     for vis, expected in zip(visibilities(pond), exact, strict=True):
-        found = _vector_candidates(query, vis, 40)
+        found = vector_search(query, vis, 40)()
         # The same rows; the same order up to float16 rounding of near ties.
         assert {i for i, _ in found} == {i for i, _ in expected}, vis
         assert [s for _, s in found] == pytest.approx([s for _, s in expected], abs=2e-3)
@@ -161,18 +161,18 @@ def test_recall_sees_notes_written_after_the_last_sleep(pond, make_note):
     fresh = make_note("A bittern booms across the marsh at dusk.")
     embed_missing()
     vis = Visibility.of(domains=None, scope="both", as_of=None)
-    assert fresh.pk in [i for i, _ in _vector_candidates("bittern booms marsh dusk", vis, 5)]
+    assert fresh.pk in [i for i, _ in vector_search("bittern booms marsh dusk", vis, 5)()]
 
 
 def test_rescored_pages_are_released_after_enough_rows_not_every_query(pond, monkeypatch):
-    from memory.vectors import search as vector_search
+    from memory.vectors import search as search_module
 
     crosslink()
     index = current(model=model()[0], dim=model()[1])
     assert index is not None
     index._faiss()  # built (and its pages released) before counting
     released = []
-    monkeypatch.setattr(vector_search, "RELEASE_AFTER_ROWS", 40)
+    monkeypatch.setattr(search_module, "RELEASE_AFTER_ROWS", 40)
     monkeypatch.setattr(type(index), "release", lambda self: released.append(self._rescored))
     vis = Visibility.of(domains=None, scope="both", as_of=None)
     q = get_embedder().embed(["heron reed"])[0]
@@ -226,7 +226,7 @@ def test_with_an_index_and_nothing_since_the_vector_hits_are_the_index_s_own(mak
     embed_missing()
     embedder = get_embedder()
     assert sync_index(model=embedder.name, dim=embedder.dim) is not None
-    found = _vector_candidates(QUERY, EVERYTHING, 5)
+    found = vector_search(QUERY, EVERYTHING, 5)()
     index = open_index(model=embedder.name, dim=embedder.dim)
     # Float16 rescored cosines: an exact float32 scan of every vector scores them otherwise.
     expected = [
@@ -243,5 +243,5 @@ def test_an_index_of_one_row_with_nothing_since_is_searched(make_note, indexed):
     embed_one(note)
     embedder = get_embedder()
     assert sync_index(model=embedder.name, dim=embedder.dim).rows == 1
-    [(found, _score)] = _vector_candidates("heron reed", EVERYTHING, 5)
+    [(found, _score)] = vector_search("heron reed", EVERYTHING, 5)()
     assert found == note.pk

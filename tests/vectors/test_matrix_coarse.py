@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import memory.vectors.matrix as matrix_module
-from memory.recall import _vector_candidates, lexical, recall
+from memory.recall import lexical, recall, vector_search
 from memory.vectors.embed import embed_missing, get_embedder, normalise
 from memory.vectors.matrix import Matrix, _coarse_index, _coarse_rows, exact_candidates
 from memory.visibility import Visibility
@@ -126,7 +126,7 @@ def test_whole_recalls_rank_the_same_with_the_first_pass(make_note, monkeypatch)
     kinds = [{"scope": "both"}, {"scope": "home", "domains": ["work"]}, {"scope": "wild"}]
     before = [recall(q, limit=30, **kw) for q in queries for kw in kinds]
     vis = Visibility.of(domains=None, scope="both", as_of=None)
-    full_hits = _vector_candidates("heron reed otter", vis, 100)
+    full_hits = vector_search("heron reed otter", vis, 100)()
     monkeypatch.setattr(matrix_module, "COARSE_ROWS", (1, 200_000))
     answers = spy(monkeypatch)
     after = [recall(q, limit=30, **kw) for q in queries for kw in kinds]
@@ -134,7 +134,7 @@ def test_whole_recalls_rank_the_same_with_the_first_pass(make_note, monkeypatch)
     assert [[p["id"] for p in r] for r in after] == [[p["id"] for p in r] for r in before]
     for old, new in zip(before, after, strict=True):
         assert [p["score"] for p in new] == pytest.approx([p["score"] for p in old], abs=2e-6)
-    assert_same(_vector_candidates("heron reed otter", vis, 100), full_hits)
+    assert_same(vector_search("heron reed otter", vis, 100)(), full_hits)
     assert get_embedder().dim == len(matrix_module.vector_matrix().vectors[0])
 
 
