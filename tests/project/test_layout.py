@@ -1,10 +1,13 @@
 """The house rules of the layout (DESIGN.md, Layout), checked on every import of every module:
 memory depends on nothing of ours; review only on memory; agents and dashboard on memory and
-review; nothing depends on agents or dashboard. Ceremony events are written only by the acts."""
+review; nothing depends on agents or dashboard. Ceremony events are written only by the acts.
+The tests keep house rules of their own: files named for what they pin, never for the mutation
+round that found them, and no test module importing another (shared helpers: tests/_helpers/)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests._helpers import ROOT
@@ -217,3 +220,102 @@ def test_the_engine_has_few_top_level_modules():
     """Folders stand where name prefixes did (recall/, vectors/, custody/, sleep/ ...)."""
     top = sorted(p.stem for p in (ROOT / "memory").glob("*.py") if p.stem != "__init__")
     assert len(top) <= TOP_LEVEL_MODULES, top
+
+
+# --- inside the tests --------------------------------------------------------------------------
+
+# A mutation round, its mutants or its blind spots named in a file or folder: what a test pins
+# says where it goes (round5a, test_mutation_whole, blind_spots), never how it was found.
+ROUND_NAME = re.compile(r"(?:^|_)(?:round\d+[a-z]?|mutations?|mutants?|blind_spots?)(?:_|$)")
+
+
+def round_named_files(root: Path = ROOT) -> list[str]:
+    """Files and folders under tests/ named after a mutation round rather than a behaviour."""
+    tests = root / "tests"
+    return [
+        path.relative_to(root).as_posix()
+        for path in sorted(tests.rglob("*"))
+        if "__pycache__" not in path.parts and ROUND_NAME.search(path.stem)
+    ]
+
+
+def test_no_test_file_is_named_after_a_round():
+    assert round_named_files() == []
+
+
+def test_a_round_named_file_is_caught(tmp_path):
+    tests = tmp_path / "tests"
+    for folder in ("engine", "sleep", "mutants", "recall"):
+        (tests / folder).mkdir(parents=True)
+    for name in (
+        "test_mutation_whole.py",  # caught
+        "test_blind_spots.py",  # caught
+        "sleep/test_round6.py",  # caught
+        "mutants/test_write.py",  # its folder caught
+        "recall/test_rank_round5b.py",  # caught
+        "test_ground.py",  # a word with "round" in it: fine
+        "engine/test_around.py",  # fine
+        "engine/test_round_trip.py",  # no round number: fine
+    ):
+        (tests / name).write_text("")
+    assert round_named_files(tmp_path) == [
+        "tests/mutants",
+        "tests/recall/test_rank_round5b.py",
+        "tests/sleep/test_round6.py",
+        "tests/test_blind_spots.py",
+        "tests/test_mutation_whole.py",
+    ]
+
+
+def _imported(node: ast.AST) -> list[str]:
+    """What an import statement names: each module, and `module.name` for each name it takes
+    from one (a relative import's module without its dots)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        return [module, *(f"{module}.{alias.name}".lstrip(".") for alias in node.names)]
+    return []
+
+
+def imports_of_test_modules(root: Path = ROOT) -> list[str]:
+    """Imports, in any module under tests/ (conftest and helpers included), of a test module:
+    tests.x.test_y, a bare test_y (a sibling on sys.path) or a relative .test_y, function-level
+    imports included. Test modules share through tests/_helpers/ and conftest fixtures."""
+    tests = root / "tests"
+    test_modules = {path.stem for path in tests.rglob("test_*.py")}
+    wrong = []
+    for path in sorted(tests.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            for target in _imported(node):
+                if target.rpartition(".")[2] in test_modules:
+                    wrong.append(f"{rel} imports {target}")
+    return wrong
+
+
+def test_no_test_module_imports_another():
+    assert imports_of_test_modules() == []
+
+
+def test_a_test_module_importing_another_is_caught(tmp_path):
+    tests = tmp_path / "tests"
+    for folder in ("_helpers", "recall", "sleep"):
+        (tests / folder).mkdir(parents=True)
+    files = {
+        "conftest.py": "from tests._helpers.nodes import store\n",  # fine: a helper
+        "_helpers/nodes.py": "def store(): ...\n",
+        "_helpers/leaky.py": "from tests.recall import test_rank\n",
+        "recall/test_rank.py": "from django.test import TestCase\nfrom tests import _helpers\n",
+        "recall/test_why.py": "from tests.recall.test_rank import EVERYTHING\n",
+        "sleep/test_decay.py": "def test_x():\n    import test_rank\n",
+        "sleep/test_reach.py": "from .test_decay import chain\n",
+    }
+    for name, text in files.items():
+        (tests / name).write_text(text)
+    assert imports_of_test_modules(tmp_path) == [
+        "tests/_helpers/leaky.py imports tests.recall.test_rank",
+        "tests/recall/test_why.py imports tests.recall.test_rank",
+        "tests/sleep/test_decay.py imports test_rank",
+        "tests/sleep/test_reach.py imports test_decay",
+    ]
