@@ -24,9 +24,6 @@ from tests._helpers.acts import root_as_owner
 
 
 def test_an_agent_extracts_a_span_under_the_signature_it_names(make_note) -> None:
-    from agents.operations import extract_part
-    from memory.tokens import create_token
-
     token, _ = create_token(name="desk", domains=["personal"])
     parent = make_note("The heron nests by the weir. The otter fishes below it.")
     status, written = extract_part(
@@ -42,7 +39,6 @@ def test_context_takes_a_budget_of_one_and_asks_recall_for_twenty_by_default(
     make_note, monkeypatch
 ) -> None:
     import agents.operations as operations
-    from memory.tokens import create_token
 
     token, _ = create_token(name="desk", domains=["personal"])
     for i in range(3):
@@ -70,9 +66,6 @@ def test_context_takes_a_budget_of_one_and_asks_recall_for_twenty_by_default(
 
 
 def test_context_keeps_to_the_domain_asked_for(make_note) -> None:
-    from agents.operations import context
-    from memory.tokens import create_token
-
     token, _ = create_token(name="desk", domains=["personal", "work"])
     home = make_note("The heron nests by the weir.")
     work = make_note("The heron report for the weir survey.", domain="work")
@@ -84,9 +77,6 @@ def test_context_keeps_to_the_domain_asked_for(make_note) -> None:
 
 
 def test_a_walk_step_names_the_target_it_refuses(make_note) -> None:
-    from agents.operations import walk
-    from memory.tokens import create_token
-
     token, _ = create_token(name="desk", domains=["personal"])
     node = make_note("Where the walk starts.")
     ticket = walk(token, "open", {"node_id": node.pk})["ticket"]
@@ -96,9 +86,6 @@ def test_a_walk_step_names_the_target_it_refuses(make_note) -> None:
 
 
 def test_remember_answers_with_the_written_fields_and_keeps_the_metadata(root_note) -> None:
-    from agents.operations import remember
-    from memory.tokens import create_token
-
     token, _ = create_token(name="desk", domains=["personal"])
     status, answer = remember(
         token,
@@ -125,7 +112,6 @@ def test_remember_answers_with_the_written_fields_and_keeps_the_metadata(root_no
 
 
 def test_the_agents_door_refuses_in_its_own_words(make_note) -> None:
-    from agents.operations import authority, recall_packets
     from memory.tokens import Unauthorized, authenticate, create_token
 
     token, secret = create_token(name="desk", domains=["personal"])
@@ -150,7 +136,6 @@ def _note(**fields) -> dict:
 
 
 def test_an_agent_asks_for_authority_as_it_stood_then(make_note) -> None:
-
     token, _ = create_token(name="scout", domains=["personal"])
     node = make_note("The garden needs water.")
     proposed = propose(node.pk, actor="agent:scout")
@@ -165,7 +150,6 @@ def test_an_agent_asks_for_authority_as_it_stood_then(make_note) -> None:
 def test_an_extract_signed_with_text_that_is_not_text_is_refused_and_nothing_stored(
     make_note, counts
 ) -> None:
-
     token, _ = create_token(name="scout", domains=["personal"])
     node = make_note("The spare key hangs by the boiler.")
     before = counts()
@@ -342,9 +326,6 @@ def test_recall_refuses_a_query_that_is_not_text_as_bad_text(make_note) -> None:
 
 
 def test_context_items_carry_the_packets_fields_and_honour_scope_and_limit(make_note) -> None:
-    from agents.operations import context
-    from memory.tokens import create_token
-
     token, _ = create_token(name="desk", domains=["personal"])
     node = make_note("Wild lore: the heron nests by the weir.", jurisdiction="wild", source="b.md")
     assert context(token, q="heron weir", scope="home")["items"] == []
@@ -368,8 +349,6 @@ def test_context_items_carry_the_packets_fields_and_honour_scope_and_limit(make_
 
 def test_context_skips_a_body_hidden_between_recall_and_read(make_note, monkeypatch) -> None:
     import agents.operations as operations
-    from memory.errors import NotFound
-    from memory.tokens import create_token
 
     token, _ = create_token(name="desk", domains=["personal"])
     make_note("The heron nests by the weir.")
@@ -386,7 +365,6 @@ def test_context_skips_a_body_hidden_between_recall_and_read(make_note, monkeypa
 def test_an_agents_proposal_keeps_its_reason_and_refuses_one_that_is_not_text(make_note) -> None:
     from agents.operations import propose
     from memory.models import Event, EventKind
-    from memory.tokens import create_token
 
     token, _ = create_token(name="desk", domains=["personal"])
     node = make_note("The weir was rebuilt in 1911.")
@@ -400,8 +378,6 @@ def test_an_agents_proposal_keeps_its_reason_and_refuses_one_that_is_not_text(ma
 
 def test_the_agents_door_refuses_origins_that_are_not_a_list_and_signs_turns(db, settings) -> None:
     from agents.operations import commit_turn, remember
-    from memory.models import Node
-    from memory.tokens import create_token
 
     token, _ = create_token(name="desk", domains=["personal"])
     note = {"body": "x", "kind": "note", "jurisdiction": "home", "origins": "12"}
@@ -414,9 +390,7 @@ def test_the_agents_door_refuses_origins_that_are_not_a_list_and_signs_turns(db,
 
 
 def test_a_note_remembered_by_an_agent_is_recorded_as_the_agents_arrival(root_note) -> None:
-    from agents.operations import remember
     from memory.models import Event, EventKind, Node
-    from memory.tokens import create_token
 
     token, _ = create_token(name="desk", domains=["personal"])
     note = {"body": "The weir.", "kind": "note", "jurisdiction": "home", "signature": "desk"}
@@ -432,10 +406,6 @@ def test_a_note_remembered_by_an_agent_is_recorded_as_the_agents_arrival(root_no
 
 
 def test_an_agents_walk_opens_in_the_scope_asked_and_names_a_bad_node_id(make_note) -> None:
-    from agents.operations import walk
-    from memory.errors import NotFound
-    from memory.tokens import create_token
-
     token, _ = create_token(name="desk", domains=["personal"])
     wild = make_note("Heard at the market: the weir floods.", jurisdiction="wild", source="m.md")
     assert walk(token, "open", {"node_id": wild.pk, "scope": "wild"})["ticket"]
@@ -451,10 +421,7 @@ def test_an_agent_asking_authority_as_of_a_time_the_node_had_decayed_gets_not_fo
 ) -> None:
     from django.utils import timezone
 
-    from agents.operations import authority, recall_packets, walk
-    from memory.errors import NotFound
     from memory.forgetting import let_go, restore
-    from memory.tokens import create_token
 
     token, _ = create_token(name="desk", domains=["personal"])
     node = make_note("The weir floods in March.")
@@ -473,9 +440,6 @@ def test_an_agent_asking_authority_as_of_a_time_the_node_had_decayed_gets_not_fo
 
 
 def test_an_agents_recall_returns_ten_results_unless_asked_for_more(make_note) -> None:
-    from agents.operations import recall_packets
-    from memory.tokens import create_token
-
     token, _ = create_token(name="desk", domains=["personal"])
     for i in range(12):
         make_note(f"Heron sighting number {i} by the weir.")

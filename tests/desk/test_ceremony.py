@@ -582,9 +582,7 @@ def test_propose_and_seal_without_a_reason_record_none_and_a_long_seal_reason_is
 
 
 def test_proposing_a_decayed_node_is_refused_by_its_code(make_note) -> None:
-    from memory.errors import Conflict
     from memory.forgetting import let_go
-    from review.ceremony import propose
 
     node = make_note("Let go before anyone proposed it.")
     let_go(node.pk, actor="owner")

@@ -114,10 +114,7 @@ def test_decline_names_the_latest_proposal_when_the_clock_stands_still(make_note
 
 
 def test_reject_and_unseal_refusals_carry_their_codes_and_the_event_its_words(make_note) -> None:
-    from memory.errors import Conflict
-    from memory.models import Event
     from review.ceremony import reject, seal, unseal
-    from tests._helpers.acts import root_as_owner
 
     node = make_note("The moon is made of cheese.")
     with pytest.raises(Conflict) as not_sealed:

@@ -124,9 +124,6 @@ def test_walk_back_of_a_sealed_ground_node_is_not_found(make_note):
 
 
 def test_walk_back_refuses_a_ground_node_outside_the_callers_domains(make_note) -> None:
-    from memory.authority import walk_back
-    from tests._helpers.acts import root_as_owner
-
     node = make_note("Ground in the work domain.", domain="work")
     root_as_owner(node)
     assert walk_back(node.pk, domains=["work"])["id"] == node.pk
@@ -135,10 +132,6 @@ def test_walk_back_refuses_a_ground_node_outside_the_callers_domains(make_note) 
 
 
 def test_the_authority_report_names_every_field_and_only_its_own_events(make_note) -> None:
-    from memory.authority import authority_report
-    from memory.models import Event
-    from tests._helpers.acts import root_as_owner
-
     origin = make_note("Where the fuse note came from.", source="fuses.md")
     node = make_note("The spare fuses are in the blue tin.", origins=[{"id": origin.pk}])
     root_as_owner(origin, "The origin holds.")  # another node's event, not in this report
@@ -188,9 +181,7 @@ def test_the_authority_report_names_every_field_and_only_its_own_events(make_not
 
 
 def test_the_authority_report_as_of_judges_origins_then_for_owner_and_agent(make_note) -> None:
-    from memory.authority import authority_report
     from memory.forgetting import let_go
-    from tests._helpers.acts import root_as_owner
 
     origin = make_note("An origin rooted and let go later.")
     node = make_note("Derived before either.", origins=[{"id": origin.pk}])
@@ -208,7 +199,6 @@ def test_the_authority_report_as_of_judges_origins_then_for_owner_and_agent(make
 
 
 def test_the_authority_report_gives_decay_and_permanence_as_they_stand(make_note) -> None:
-    from memory.authority import authority_report
     from memory.forgetting import let_go
 
     gone = make_note("Let go by the owner.")
@@ -226,7 +216,6 @@ def test_the_authority_report_gives_decay_and_permanence_as_they_stand(make_note
 
 
 def test_walk_back_gives_the_nodes_trust_and_the_adoptions_instant(make_note) -> None:
-
     node = make_note("The spare key hangs by the boiler.")
     root_as_owner(node, "Yes, by the boiler.")
     rooted = Event.objects.get(node=node, kind="rooted")
@@ -237,7 +226,6 @@ def test_walk_back_gives_the_nodes_trust_and_the_adoptions_instant(make_note) ->
 
 
 def test_walk_back_of_a_sealed_node_answers_like_a_missing_one(make_note) -> None:
-
     node = make_note("The safe combination is 4-8-15.")
     root_as_owner(node)
     seal(node.pk, owner="owner")
@@ -300,8 +288,6 @@ def test_an_authority_report_lists_events_in_the_order_trust_reads_them(
 
 
 def test_walk_back_reports_the_adoption_and_only_the_callers_origins(make_note, root_note) -> None:
-    from memory.authority import walk_back
-    from memory.errors import Conflict
     from tests._helpers.acts import root_as_owner, supersede_as_owner
 
     memo = make_note("A work memo on the boiler contract.", domain="work")
@@ -323,12 +309,8 @@ def test_walk_back_reports_the_adoption_and_only_the_callers_origins(make_note, 
 
 
 def test_authority_and_read_report_every_field_by_its_documented_name(make_note) -> None:
-    from datetime import timedelta
-
     from django.utils import timezone
 
-    from memory.authority import authority_report
-    from memory.models import Node
     from memory.read import read
 
     node = make_note("The gutter was cleared.", referent_time="2024-05-08T13:56:00+00:00")
@@ -346,7 +328,6 @@ def test_authority_and_read_report_every_field_by_its_documented_name(make_note)
 
 
 def test_an_authority_event_names_its_related_node(make_note) -> None:
-    from memory.authority import authority_report
     from tests._helpers.acts import root_as_owner, supersede_as_owner
 
     old = make_note("The gate code is 1234.")
@@ -357,7 +338,6 @@ def test_an_authority_event_names_its_related_node(make_note) -> None:
 
 
 def test_a_similar_edge_is_not_an_origin(make_note, root_note) -> None:
-    from memory.authority import authority_report
     from memory.models import Edge
 
     alike = make_note("The gutter was cleared in spring.")

@@ -13,8 +13,6 @@ from memory.recall import recall
 
 
 def test_a_long_body_is_previewed_cut_with_an_ellipsis(make_note) -> None:
-    from memory.packets import EXCERPT_CHARS
-
     make_note("heron " * 60)  # 360 characters
     (packet,) = recall("heron")
     assert len(packet["excerpt"]) == EXCERPT_CHARS and packet["excerpt"].endswith("…")

@@ -128,8 +128,6 @@ def test_visible_node_refuses_each_rule_with_the_one_answer(make_note) -> None:
 
 
 def test_read_returns_every_field_by_name(make_note) -> None:
-    from memory.read import read
-
     node = make_note("The boiler manual is in the hall drawer.", source="manual.md")
     Node.objects.filter(pk=node.pk).update(metadata={"room": "hall"})
     body = read(node.pk, actor="agent:desk")
@@ -167,8 +165,6 @@ def test_a_read_day_is_a_utc_day_whatever_the_local_zone(make_note, settings) ->
 
 
 def test_a_read_without_an_actor_is_the_owners(make_note) -> None:
-    from memory.read import read
-
     node = make_note("The heron nests by the weir.")
     read(node.pk)
     node.refresh_from_db()
@@ -176,8 +172,6 @@ def test_a_read_without_an_actor_is_the_owners(make_note) -> None:
 
 
 def test_a_read_day_starts_at_midnight_utc_exactly(make_note, monkeypatch) -> None:
-    from memory.read import read
-
     node = make_note("The heron nests by the weir.")
     # Midnight exactly, then mid-morning with a fraction of a second: one day.
     for clock in ((0, 0, 0, 0), (10, 20, 30, 500_000)):
@@ -189,8 +183,6 @@ def test_a_read_day_starts_at_midnight_utc_exactly(make_note, monkeypatch) -> No
 
 
 def test_a_reader_is_recorded_to_200_characters(make_note) -> None:
-    from memory.read import read
-
     node = make_note("The heron nests by the weir.")
     read(node.pk, actor="r" * 201)
     node.refresh_from_db()
@@ -198,8 +190,6 @@ def test_a_reader_is_recorded_to_200_characters(make_note) -> None:
 
 
 def test_a_read_as_of_an_instant_reports_the_trust_then(make_note) -> None:
-    from memory.read import read
-
     node = make_note("The garden needs water.")
     proposed = propose(node.pk, actor="agent:scout")
     root_as_owner(node)
@@ -211,7 +201,6 @@ def test_a_decay_between_the_check_and_the_count_answers_like_a_missing_node(
     make_note, monkeypatch
 ) -> None:
     import memory.read as read_module
-    from memory.errors import NotFound
     from memory.forgetting import let_go
 
     node = make_note("Read while the sleep lets it go.")
@@ -229,9 +218,6 @@ def test_a_decay_between_the_check_and_the_count_answers_like_a_missing_node(
 
 
 def test_read_refusals_name_the_id_asked_for(make_note) -> None:
-    from memory.errors import NotFound
-    from memory.read import read
-
     node = make_note("A work memo.", domain="work")
     with pytest.raises(NotFound) as hidden:
         read(node.pk, domains=["personal"])

@@ -197,9 +197,6 @@ def test_two_processes_appending_never_interleave(real_db, tmp_path):
 
 
 def test_slices_exactly_at_the_limit_pass_and_one_byte_more_is_refused(db):
-    from memory.errors import TooLarge
-    from memory.scroll import READ_LIMIT, commit_turn, read_slices
-
     for i in range(200):
         commit_turn(conversation="long", user=f"question {i} " * 10, assistant="answer " * 10)
     half = READ_LIMIT // 2

@@ -106,8 +106,6 @@ def test_the_tokens_page_needs_a_login(client, db):
 
 
 def test_a_bad_token_name_and_no_domain_are_refused_by_word_and_code(db) -> None:
-    from memory.tokens import create_token
-
     with pytest.raises(Invalid) as refused:
         create_token(name="no spaces", domains=["personal"])
     assert refused.value.message == "token name must be 1-100 letters, digits, '.', '_' or '-'"
@@ -177,7 +175,6 @@ def test_authenticate_stores_the_last_use_at_most_once_a_minute(db, monkeypatch)
 
 def test_an_active_token_is_found_by_name_until_it_is_revoked(db) -> None:
     from memory.errors import NotFound
-    from memory.tokens import Unauthorized, active_token, create_token, revoke_token
 
     token, _ = create_token(name="desk", domains=["personal"])
     assert active_token(name="desk").pk == token.pk
@@ -190,8 +187,6 @@ def test_an_active_token_is_found_by_name_until_it_is_revoked(db) -> None:
 
 
 def test_token_refusals_carry_their_codes_and_say_what_to_send(db) -> None:
-    from memory.tokens import Unauthorized, authenticate, create_token
-
     create_token(name="desk", domains=["personal"])
     with pytest.raises(Invalid) as taken:
         create_token(name="desk", domains=["personal"])

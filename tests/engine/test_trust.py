@@ -39,8 +39,6 @@ PADDING = [10**9 + i for i in range(899)]
 
 
 def test_trust_is_derived_past_the_first_chunk_of_ids(make_note) -> None:
-    from memory.trust import trust_map
-
     first, last = make_note("Sealed, first of many."), make_note("Sealed, last of many.")
     for node in (first, last):
         seal(node.pk, owner="owner")
@@ -50,9 +48,6 @@ def test_trust_is_derived_past_the_first_chunk_of_ids(make_note) -> None:
 
 
 def test_trust_breaks_a_tie_of_instants_by_the_later_event(make_note, monkeypatch) -> None:
-    from memory.trust import trust_map, with_trust
-    from review.ceremony import unseal
-
     node = make_note("Sealed and unsealed within one tick of the clock.")
     tick = datetime.now(UTC)
     monkeypatch.setattr("django.utils.timezone.now", lambda: tick)
@@ -63,7 +58,6 @@ def test_trust_breaks_a_tie_of_instants_by_the_later_event(make_note, monkeypatc
 
 
 def test_trust_counts_count_every_node_of_a_state(make_note) -> None:
-
     first, second = make_note("Sealed one."), make_note("Sealed two.")
     before = trust_counts()
     seal(first.pk, owner="owner")

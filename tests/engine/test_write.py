@@ -510,10 +510,6 @@ def test_a_refused_rearrival_records_why_and_what_it_carried(make_note) -> None:
 
 
 def test_a_revival_is_recorded_as_a_rearrival_read_by_its_actor(make_note, root_note) -> None:
-    from memory.forgetting import let_go
-    from memory.models import Event
-    from memory.write import write_node
-
     node = make_note("Forgotten, then written again.")
     let_go(node.pk, actor="owner")
     widest = "agent:" + "x" * 194  # the actor column's full width, 200
@@ -533,9 +529,6 @@ def test_a_revival_is_recorded_as_a_rearrival_read_by_its_actor(make_note, root_
 def test_an_actor_wider_than_its_column_is_refused_and_nothing_stored(
     make_note, root_note, counts
 ) -> None:
-    from memory.errors import Invalid
-    from memory.write import write_node
-
     before = counts()
     with pytest.raises(Invalid) as refused:
         write_node(
@@ -551,10 +544,6 @@ def test_an_actor_wider_than_its_column_is_refused_and_nothing_stored(
 
 
 def test_an_arrival_records_its_hash_and_the_token_it_came_through(root_note, counts) -> None:
-    from memory.models import Event
-    from memory.tokens import create_token
-    from memory.write import ScrollPointer, write_node
-
     token, _ = create_token(name="desk", domains=["personal"])
     node = write_node(
         body="Written through the desk token.",
@@ -579,8 +568,6 @@ def test_an_arrival_records_its_hash_and_the_token_it_came_through(root_note, co
 
 
 def test_an_origin_without_an_id_is_refused_by_word_and_code(root_note) -> None:
-    from memory.write import write_node
-
     for origin in ({"relation": "cites"}, "not a mapping"):
         with pytest.raises(Invalid) as refused:
             write_node(
@@ -597,8 +584,6 @@ def test_an_origin_without_an_id_is_refused_by_word_and_code(root_note) -> None:
 
 
 def test_the_write_path_refuses_in_its_own_words(db) -> None:
-    from memory.write import write_node
-
     base = {"body": "Words.", "kind": "note", "jurisdiction": "home", "signature": "owner"}
     for fields, code, message in (
         ({"domain": " "}, "bad_domain", "domain must be a non-empty label"),
@@ -616,8 +601,6 @@ def test_the_write_path_refuses_in_its_own_words(db) -> None:
 
 
 def test_an_origin_id_that_is_not_a_number_is_named_in_the_refusal(db) -> None:
-    from memory.write import write_node
-
     with pytest.raises(Invalid) as refused:
         write_node(
             body="Came from node seven.",
@@ -633,7 +616,6 @@ def test_an_origin_id_that_is_not_a_number_is_named_in_the_refusal(db) -> None:
 
 
 def test_a_refused_rearrival_tells_the_writer_the_owner_rejected_it(make_note) -> None:
-
     node = make_note("The moon is made of cheese.")
     reject(node.pk, owner="owner", reason="false")
     with pytest.raises(Conflict) as refused:
@@ -649,10 +631,7 @@ def test_a_refused_rearrival_tells_the_writer_the_owner_rejected_it(make_note) -
 
 
 def test_a_refused_rearrival_records_the_token_and_the_hash_it_carried(make_note) -> None:
-    from memory.errors import Conflict
     from memory.models import Event, EventKind
-    from memory.tokens import create_token
-    from review.ceremony import reject
 
     token, _ = create_token(name="desk", domains=["personal"])
     node = make_note("The heron is a kingfisher.")
@@ -678,7 +657,6 @@ def test_a_duplicate_records_only_origins_the_node_lacks(make_note, root_note) -
 
 def test_a_duplicate_through_a_token_records_the_token(make_note, root_note) -> None:
     from memory.models import Event, EventKind
-    from memory.tokens import create_token
 
     token, _ = create_token(name="desk", domains=["personal"])
     node = make_note("The weir was rebuilt in 1911.")
@@ -689,11 +667,6 @@ def test_a_duplicate_through_a_token_records_the_token(make_note, root_note) -> 
 
 
 def test_a_refused_rearrival_says_it_was_tombstoned(make_note) -> None:
-    from memory.errors import Conflict
-    from memory.models import Event
-    from memory.write import write_node
-    from review.ceremony import reject
-
     node = make_note("The moon is made of cheese.")
     reject(node.pk, owner="owner", reason="false")
     with pytest.raises(Conflict):

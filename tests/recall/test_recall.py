@@ -200,8 +200,6 @@ def test_recall_names_the_bad_scope_and_the_bad_as_of_in_its_refusals(db) -> Non
 
 
 def test_recall_as_of_reports_trust_as_it_stood_then(make_note) -> None:
-    from django.utils import timezone
-
     from tests._helpers.acts import root_as_owner, supersede_as_owner
 
     node = make_note("The heron nests by the weir.")
@@ -214,8 +212,6 @@ def test_recall_as_of_reports_trust_as_it_stood_then(make_note) -> None:
 
 
 def test_a_query_that_is_not_text_recalls_nothing_and_is_logged_empty(db) -> None:
-    from memory.models import RecallLog
-
     assert recall(None) == [] and recall(42) == []  # type: ignore[arg-type]
     assert list(RecallLog.objects.values_list("query", flat=True)) == ["", ""]
 

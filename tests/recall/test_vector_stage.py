@@ -190,7 +190,6 @@ WORK_SECRET = "Quarterly merger codename bluefin heron"
 def vectors_only(monkeypatch):
     """Recall with the word, substring and date lists switched off: only the vector path can
     find anything."""
-    import memory.recall as recall_module
     import memory.recall.rank as rank_module
 
     for name in ("fts_candidates", "trigram_candidates", "date_candidates"):
@@ -210,8 +209,6 @@ def test_the_vector_path_keeps_to_the_callers_domains(make_note, vectors_only):
 
 
 def test_the_vector_path_keeps_to_the_as_of_instant(make_note, vectors_only):
-    from datetime import timedelta
-
     later = make_note(WORK_SECRET)
     embed_missing()
     assert later.pk in _ids(vectors_only(WORK_SECRET, scope="both"))
@@ -220,8 +217,6 @@ def test_the_vector_path_keeps_to_the_as_of_instant(make_note, vectors_only):
 
 
 def test_the_vector_path_keeps_to_the_callers_domains_as_of_an_instant(make_note, vectors_only):
-    from django.utils import timezone
-
     foreign = make_note(WORK_SECRET, domain="work")
     embed_missing()
     now = timezone.now().isoformat()

@@ -239,8 +239,6 @@ def test_a_revived_note_brings_back_what_it_holds(make_note, lone):
 
 
 def test_one_read_marks_each_cutoff_as_its_own_mark_does(make_note, lone, monkeypatch):
-    from memory import reach
-
     held = lone("Old, held by a note ten days old.", days_old=40)
     make_note("Ten days old.", days_old=10, origins=[{"id": held.pk}])
     lone("Twelve days old.", days_old=12)
@@ -301,8 +299,6 @@ def test_a_holder_read_between_mark_and_sweep_keeps_what_it_holds(
 ):
     """The sweep spares a node read since the mark; what that node holds stays live with it, or
     a live node would hold a decayed one."""
-    from memory import reach
-    from memory.sleep import decay as decay_module
 
     p, k, g = chain(make_note, lone)
     real_mark = reach.mark

@@ -173,9 +173,6 @@ def test_creation_times_are_read_for_every_id_however_many(lone):
 
 
 def test_keep_refuses_a_decayed_node(make_note):
-    from memory.errors import Conflict
-    from memory.forgetting import keep, let_go
-
     node = make_note("let go, then kept by mistake")
     let_go(node.pk, actor="owner")
     with pytest.raises(Conflict):

@@ -185,9 +185,6 @@ def test_the_promotion_threshold_ignores_the_reads_of_decayed_nodes(make_note) -
 
 
 def test_the_promotion_threshold_ignores_unread_nodes(make_note) -> None:
-    from memory.models import Node
-    from memory.sleep.promote import promotion_threshold
-
     hot = make_note("Read ten times.")
     Node.objects.filter(pk=hot.pk).update(access_count=10)
     for i in range(19):
