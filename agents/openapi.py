@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 description of the agent API, served at /api/v1/openapi.json.
 
-Kept true by tests/test_openapi.py, which walks the URL resolver: every API route is described
-here and every path described here resolves. The component schemas (Error, NodeWrite, Written,
+Kept true by tests/agents/test_openapi.py, which walks the URL resolver: every API route is
+described here and every path described here resolves. The component schemas (Error, NodeWrite, Written,
 Packet) come first: the paths refer to them.
 """
 

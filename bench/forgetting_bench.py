@@ -338,8 +338,8 @@ def simulate(
 def _snapshot(target: Path, state: tuple) -> None:
     """The database file (WAL folded in) and the simulator's state, so that "reach N d" can
     start at day N from keep-everything's run: until then no node is N days old, every node is
-    a root, nothing decays and the two runs are the same (tests/test_forgetting_sim.py checks
-    a resumed run against one from day 0). It saves N of the 365 days per threshold."""
+    a root, nothing decays and the two runs are the same (tests/bench/test_forgetting_bench.py
+    checks a resumed run against one from day 0). It saves N of the 365 days per threshold."""
     from django.conf import settings
     from django.db import connection
 

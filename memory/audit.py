@@ -77,7 +77,7 @@ def _instant_text(value: datetime | str | None, seen: dict[Any, str]) -> str:
 def snapshot_texts_from_rows(rows: list[tuple[Any, ...]]) -> dict[int, str]:
     """canonical_text(snapshot()) of each raw row (id, SNAPSHOT_COLUMNS...), by node id, spelled
     out key by key in sorted order: a dict and its encoding cost ~12 us a node, a third of a
-    sweep's time at 100k (tests/test_audit_many.py holds the two equal, on any values). A
+    sweep's time at 100k (tests/engine/test_audit.py holds the two equal, on any values). A
     column that breaks its type (a NULL body) raises rather than spelling something else."""
     found: dict[int, str] = {}
     seen: dict[Any, str] = {}
@@ -171,7 +171,7 @@ def record_act(
     token: ApiToken | None = None,
 ) -> Event:
     """Append one ceremony event (a trust-deciding act). Only review/ceremony.py calls this;
-    tests/test_layout.py fails the build if any other module imports it."""
+    tests/project/test_layout.py fails the build if any other module imports it."""
     kind = EventKind(kind)
     if kind not in CEREMONY_EVENT_KINDS:
         raise ValueError(f"{kind} is not a ceremony event; use audit.record")

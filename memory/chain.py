@@ -87,7 +87,7 @@ def _content(
 ) -> str:
     """An event's canonical JSON from its fields' canonical texts, keys in sorted order: the
     text json.dumps(content, sort_keys=True, ...) gives, spelled out so that a batch encodes its
-    shared fields once and each snapshot once (tests/test_chain_text.py holds them equal)."""
+    shared fields once and each snapshot once (tests/engine/test_chain.py holds them equal)."""
     return (
         f'{{"actor":{actor},"at":{at},"detail":{detail},"kind":{kind},"node":{node},'
         f'"prev":{prev},"reason":{reason},"related_node":{related_node},'
@@ -174,7 +174,7 @@ def chain_many(
     """The chain hashes of a run of events sharing their time, kind, actor, reason and detail,
     with no token, each linked to the one before it from `prev`: `events` holds (node id,
     related node id, canonical_text(canonical(snapshot))) in id order. Equal to event_digest
-    one at a time (tests/test_chain_text.py); the shared fields are encoded once."""
+    one at a time (tests/engine/test_chain.py); the shared fields are encoded once."""
     # _content's text, cut where the fields that differ from event to event go (one spelling of
     # the layout, _content's): the rest is shared. The cuts are control characters, which no
     # field's JSON holds raw (the encoder escapes them).

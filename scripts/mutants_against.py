@@ -1,7 +1,7 @@
 """Run each of a module's mutants against a few test files, in one process, one at a time.
 
     cd mutants && ../.venv/bin/python ../scripts/mutants_against.py 'memory.scrub*' \
-        tests/test_scrub.py
+        tests/engine/test_scrub.py
 
 For pure modules whose own tests are short (memory/scrub.py): mutmut runs every test that covers
 a function (for scrub, the ~950 tests that write a node), which takes minutes a mutant on a

@@ -12,6 +12,8 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.models import Edge, Event, Node, Vector
+from tests._helpers import ROOT
+from tests._helpers.realdb import database_env, fresh_database
 
 # Playwright drives the live server from its own thread.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -96,6 +98,18 @@ def _own_model_dir(tmp_path, settings):
 
 
 @pytest.fixture
+def fresh_document_counts():
+    """Recall's document counts start and end empty. They are cached per database name and term,
+    and ids restart with each test's rollback, so a count an earlier test cached could speak of
+    other rows (tests that count a rare word's documents in a store of their own need this)."""
+    from memory.recall import lexical
+
+    lexical._df_cache.clear()
+    yield
+    lexical._df_cache.clear()
+
+
+@pytest.fixture
 def root_note(db) -> Node:
     """A journal entry to hang origins on (journal needs an origin too, so it cites a scroll-less
     import node written first)."""
@@ -156,6 +170,20 @@ def stale_note(make_note) -> Node:
 
 
 @pytest.fixture
+def placed(make_note, root_note) -> Callable[..., Node]:
+    """Notes with hand-made unit vectors at an angle (tests/_helpers/vectors.place), for the
+    sleep steps that compare vectors (cross-link, consolidate); the root note points away."""
+    from tests._helpers.vectors import place
+
+    place(root_note, 180)  # opposite the others, so it is linked to nothing
+
+    def make(degrees: float, body: str | None = None, **fields) -> Node:
+        return place(make_note(body or f"Note at {degrees} degrees.", **fields), degrees)
+
+    return make
+
+
+@pytest.fixture
 def counts(db) -> Callable[[], dict[str, int]]:
     """Row counts of everything a write may touch, to prove a refusal stored nothing."""
 
@@ -181,9 +209,7 @@ def counts(db) -> Callable[[], dict[str, int]]:
 
 # --- Browser tests: real Chromium through Playwright against the live server ----------------
 
-ARTIFACTS = Path(
-    os.environ.get("GROVE_ARTIFACTS", Path(__file__).resolve().parent.parent / "test-results")
-)
+ARTIFACTS = Path(os.environ.get("GROVE_ARTIFACTS", ROOT / "test-results"))
 
 
 @pytest.fixture(scope="session")
@@ -239,6 +265,13 @@ def owner_client(client, db):
     return client
 
 
+@pytest.fixture
+def real_db(tmp_path, tmp_path_factory, django_db_blocker):
+    """A fresh migrated SQLite file of the test's own, for tests that start other processes
+    (races, file locks, MCP); yields its path (on PostgreSQL, a fresh database's name)."""
+    yield from fresh_database(tmp_path, tmp_path_factory, django_db_blocker)
+
+
 # --- The real django-q2 worker ------------------------------------------------------------
 
 
@@ -254,8 +287,6 @@ def qcluster(transactional_db, tmp_path):
     import subprocess
     import sys
 
-    from _realdb import database_env
-
     env = {
         **os.environ,
         **database_env(connection.settings_dict["NAME"]),
@@ -264,7 +295,7 @@ def qcluster(transactional_db, tmp_path):
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115
     worker = subprocess.Popen(
         [sys.executable, "manage.py", "qcluster"],
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=ROOT,
         env=env,
         start_new_session=True,
         stdout=log,

@@ -2,7 +2,7 @@
 
 SQLite changes a CHECK constraint by rebuilding the table, and the rebuild drops the table's
 triggers: every memory_event trigger as 0005_custody left them is recreated here, word for word
-(tests/test_invariants.py and tests/test_custody.py try each with raw SQL).
+(tests/schema/test_invariants.py and tests/custody/test_raw_sql.py try each with raw SQL).
 """
 
 from importlib import import_module

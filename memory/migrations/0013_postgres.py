@@ -13,7 +13,7 @@ Twins, by SQLite trigger:
   REPLACE; a plain INSERT of an existing id or (from, to, kind) fails on the primary key or the
   unique constraint, a second rooted/superseded on the partial unique indexes the models declare
   (memory_event_one_rooted, memory_event_one_superseded), and INSERT ... ON CONFLICT DO UPDATE
-  is an UPDATE, so it meets the update triggers above (tests/test_postgres.py tries each).
+  is an UPDATE, so it meets the update triggers above (tests/schema/test_postgres.py tries each).
 - the chain: events are never updated, so a chain_hash is written once, at insert.
 Errors use SQLSTATE 23000 (integrity_constraint_violation): Django raises IntegrityError on both
 engines, and the message starts with the SQLite trigger's name.

@@ -198,7 +198,7 @@ def features(
 ) -> npt.NDArray[np.float64]:
     """One row of FEATURES per node of `ordered` (the fused order, best first), built a column
     at a time into one array (a Python row per candidate cost a tenth of a 10k recall;
-    tests/test_rerank.py holds them equal to a row-at-a-time reference)."""
+    tests/recall/test_rerank.py holds them equal to a row-at-a-time reference)."""
     n = len(ordered)
     x = np.empty((n, len(FEATURES)), dtype=np.float64)
     if not n:

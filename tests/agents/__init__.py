@@ -1,0 +1,1 @@
+"""The agents' doors (agents/): the JSON API, MCP, the operations both call."""

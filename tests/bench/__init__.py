@@ -1,0 +1,1 @@
+"""The benches (bench/): the doc they write, the held-out reranker, the forgetting simulator."""

@@ -1,0 +1,92 @@
+"""Moving a whole memory to another database and back loses nothing (memory/custody/transfer.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory.custody.chain_verify import verify
+from memory.models import Node
+from tests._helpers import ROOT
+from tests._helpers.realdb import database_env
+
+
+def _rows(path: Path) -> list:
+    """The export's header and rows, parsed (JSON key order is the engine's business)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _manage(env: dict[str, str], *args: str, ok: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert (done.returncode == 0) == ok, done.stderr
+    return done
+
+
+def _sqlite(tmp_path: Path, name: str) -> dict[str, str]:
+    """A child's environment on a SQLite file of its own (whatever engine this run is on)."""
+    env = {**os.environ, "GROVE_DATA_DIR": str(tmp_path), "GROVE_SECRET_KEY": "k" * 50}
+    env.pop("GROVE_DATABASE_URL", None)
+    return {**env, "GROVE_DB_PATH": str(tmp_path / name)}
+
+
+@pytest.fixture
+def demo_export(tmp_path) -> Path:
+    """The demo memory (nodes, edges, events of every kind, a scroll) exported from SQLite."""
+    source = _sqlite(tmp_path, "a.sqlite3")
+    _manage(source, "migrate", "-v0")
+    _manage(source, "demo")
+    _manage(source, "export", str(tmp_path / "a.jsonl"))
+    return tmp_path / "a.jsonl"
+
+
+def test_import_refuses_a_database_that_holds_a_memory(demo_export, tmp_path):
+    refused = _manage(_sqlite(tmp_path, "a.sqlite3"), "import", str(demo_export), ok=False)
+    assert "nothing imported: the target database already holds a memory" in refused.stderr
+
+
+def test_a_forged_export_is_refused_and_the_target_stays_empty(demo_export, tmp_path):
+    rows = _rows(demo_export)
+    events = [i for i, row in enumerate(rows) if row.get("m") == "memory.Event"]
+    assert events  # the fixture holds events to forge
+    row = rows[events[len(events) // 2]]["r"]
+    assert row[4] != "forger"  # the actor column, as exported
+    row[4] = "forger"
+    forged = tmp_path / "forged.jsonl"
+    forged.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    target = _sqlite(tmp_path, "b.sqlite3")
+    _manage(target, "migrate", "-v0")
+    refused = _manage(target, "import", str(forged), ok=False)
+    assert "the hash chain breaks" in refused.stderr
+    _manage(target, "export", str(tmp_path / "b.jsonl"))
+    assert set(_rows(tmp_path / "b.jsonl")[0]["counts"].values()) == {0}
+    # The unforged file goes in and verifies.
+    assert "imported and verified" in _manage(target, "import", str(demo_export)).stdout
+
+
+@pytest.mark.postgres_only  # needs both engines: this run's PostgreSQL and a SQLite file
+def test_sqlite_to_postgresql_and_back_loses_nothing(demo_export, real_db, tmp_path):
+    postgres = {**_sqlite(tmp_path, "unused"), **database_env(real_db)}
+    back_to_sqlite = _sqlite(tmp_path, "b.sqlite3")
+    imported = _manage(postgres, "import", str(demo_export)).stdout
+    assert "imported and verified" in imported
+    _manage(postgres, "export", str(tmp_path / "pg.jsonl"))
+    _manage(back_to_sqlite, "migrate", "-v0")
+    _manage(back_to_sqlite, "import", str(tmp_path / "pg.jsonl"))
+    _manage(back_to_sqlite, "export", str(tmp_path / "back.jsonl"))
+    # Every check on both copies (after the exports: a verification stores a checkpoint row).
+    _manage(postgres, "integrity", "--full")
+    _manage(back_to_sqlite, "integrity", "--full")
+    there, back = _rows(demo_export), _rows(tmp_path / "back.jsonl")
+    assert there[0]["counts"]["memory.Node"] > 10 and there[0]["counts"]["memory.Event"] > 10
+    assert there[0] == back[0]  # the same counts and chain tail
+    assert there == back  # and every row, column by column
+    # The PostgreSQL copy, as this process sees it: its chain verifies from the first event.
+    assert Node.objects.count() == there[0]["counts"]["memory.Node"]
+    assert verify().ok and verify().count == there[0]["counts"]["memory.Event"]

@@ -1,0 +1,108 @@
+"""The chain's canonical text, spelled out key by key (memory/chain.py), is the text that
+json.dumps of the whole event with sorted keys gives; the batch path hashes as one event at a
+time does. No database: these are pure functions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory.chain import GENESIS, canonical, canonical_text, chain_many, event_digest
+
+# Every kind of text a body can hold: quotes, backslashes, control characters, non-ASCII.
+TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=40)
+PLAIN = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), TEXT)
+SNAPSHOT = st.dictionaries(TEXT, PLAIN, max_size=8)
+IDS = st.one_of(st.none(), st.integers(1, 2**40))
+
+
+def reference_digest(**event) -> str:
+    """The digest as the chain first defined it: json.dumps of the whole content."""
+    content = {
+        "prev": event["prev"],
+        "at": event["at"].astimezone(UTC).isoformat(timespec="microseconds"),  # UTC, to the µs
+        "kind": str(event["kind"]),
+        "node": event["node_id"],
+        "actor": event["actor"],
+        "reason": event["reason"],
+        "related_node": event["related_node_id"],
+        "snapshot": canonical(event["snapshot"] or {}),
+        "detail": canonical(event["detail"] or {}),
+        "token": event["token_id"],
+    }
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+AT = datetime(2026, 11, 30, 21, 0, 0, 123456, tzinfo=UTC)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    snapshot=SNAPSHOT,
+    detail=st.dictionaries(TEXT, st.one_of(PLAIN, st.lists(PLAIN, max_size=3)), max_size=4),
+    node_id=IDS,
+    related=IDS,
+    token=IDS,
+    actor=TEXT,
+    reason=TEXT,
+)
+def test_event_digest_is_the_json_of_the_whole_event(
+    snapshot, detail, node_id, related, token, actor, reason
+):
+    event = dict(
+        prev="ab" * 32,
+        at=AT,
+        kind="decayed",
+        node_id=node_id,
+        actor=actor,
+        reason=reason,
+        related_node_id=related,
+        snapshot=snapshot,
+        detail=detail,
+        token_id=token,
+    )
+    assert event_digest(**event) == reference_digest(**event)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    events=st.lists(st.tuples(st.integers(1, 2**40), IDS, SNAPSHOT), min_size=1, max_size=6),
+    actor=TEXT,
+    reason=TEXT,
+    detail=st.dictionaries(TEXT, PLAIN, max_size=3),
+)
+def test_chain_many_links_as_event_digest_one_at_a_time(events, actor, reason, detail):
+    texts = [(n, r, canonical_text(canonical(s))) for n, r, s in events]
+    many = chain_many(
+        GENESIS, texts, at=AT, kind="decayed", actor=actor, reason=reason, detail=detail
+    )
+    prev, one_by_one = GENESIS, []
+    for node_id, related, snapshot in events:
+        prev = event_digest(
+            prev=prev,
+            at=AT,
+            kind="decayed",
+            node_id=node_id,
+            actor=actor,
+            reason=reason,
+            related_node_id=related,
+            snapshot=snapshot,
+            detail=detail,
+            token_id=None,
+        )
+        one_by_one.append(prev)
+    assert len(set(many)) == len(many)
+    assert many == one_by_one
+
+
+def test_a_snapshot_stored_as_its_canonical_text_reads_back_to_the_same_digest():
+    """What record_many stores is what the verifier hashes: the text parses back to the value."""
+    snapshot = {"excerpt": 'quote " back \\ tab \t nul \x00 é 東京', "n": 3, "p": False}
+    text = canonical_text(canonical(snapshot))
+    assert json.loads(text) == snapshot
+    assert canonical(json.loads(text)) == snapshot

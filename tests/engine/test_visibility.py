@@ -1,0 +1,207 @@
+"""Visibility (memory/visibility.py): which node a caller may see, and as of when. Scope and
+domains, liveness as of an instant, trust filters, the id range a node may have, lookups cut into
+chunks of ids, and the vector mask. The paths that apply these rules: test_visibility_matrix.py."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from datetime import timezone as tz
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from memory.errors import Invalid, NotFound
+from memory.forgetting import let_go, restore
+from memory.models import Node
+from memory.trust import trust_map
+from memory.visibility import (
+    MAX_ID,
+    Visibility,
+    _aware,
+    lawful,
+    lawful_trust,
+    live_at,
+    node_in_domains,
+    visible_ids,
+)
+from review.ceremony import root, seal
+
+
+def _copy_at(node: Node, pk: int) -> Node:
+    """A copy of a node stored at an id of our choosing (the write path always takes the next).
+    Made last in a test: after the top id SQLite's AUTOINCREMENT has no next id."""
+    fields = {f.attname: getattr(node, f.attname) for f in Node._meta.concrete_fields}
+    copy = Node(**{**fields, "id": pk})
+    copy.save(force_insert=True)
+    return copy
+
+
+def test_the_highest_id_sqlite_holds_still_names_a_node(make_note) -> None:
+    top = _copy_at(make_note("Stored at the very top of the id range."), MAX_ID)
+    assert visible_ids([MAX_ID], domains=None) == {MAX_ID}
+    assert node_in_domains(MAX_ID).pk == top.pk
+
+
+def test_an_id_below_one_names_no_node_even_one_stored_there(make_note) -> None:
+    _copy_at(make_note("Stored at id zero by hand."), 0)
+    assert visible_ids([0], domains=None) == set()
+    with pytest.raises(NotFound):
+        node_in_domains(0)
+
+
+# Ids no test node reaches: 1,799 of them put the next id past the first two chunks of 900,
+# where a chunk loop stepping by one (start 0 to 899) no longer reaches.
+FAR = [10**9 + i for i in range(1799)]
+
+
+def test_liveness_trust_and_hiding_are_answered_past_two_chunks_of_ids(make_note) -> None:
+    live, sealed = make_note("Live, the 1,800th id asked for."), make_note("Sealed, the last.")
+    seal(sealed.pk, owner="owner")
+    later = datetime.now(UTC) + timedelta(days=1)
+    for as_of in (None, later):
+        assert live_at([*FAR, live.pk], as_of=as_of) == {live.pk}
+        assert sealed.pk not in lawful_trust(
+            [*FAR, sealed.pk], as_of=as_of, include_superseded=True
+        )
+    assert trust_map([*FAR, sealed.pk])[sealed.pk] == "sealed"
+
+
+def test_a_node_restored_after_its_decay_was_live_as_of_an_instant_after(make_note) -> None:
+    node = make_note("Let go, then brought back.")
+    let_go(node.pk, actor="owner")
+    restore(node.pk, actor="owner")
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    assert live_at([node.pk], as_of=later) == {node.pk}
+
+
+# Ids no test node reaches: padding that fills a chunk of 900 without naming a node.
+PADDING = [10**9 + i for i in range(899)]
+
+
+def _vis(**kw) -> Visibility:
+    return Visibility.of(
+        domains=kw.get("domains"), scope=kw.get("scope", "both"), as_of=kw.get("as_of")
+    )
+
+
+def test_an_unknown_scope_is_refused_naming_the_scopes_there_are() -> None:
+    with pytest.raises(Invalid) as refused:
+        Visibility.of(domains=None, scope="garden", as_of=None)
+    assert refused.value.code == "bad_scope"
+    assert refused.value.message == "unknown scope 'garden'; expected one of: home, wild, both"
+
+
+def test_a_bad_as_of_is_refused_by_its_field_name() -> None:
+    with pytest.raises(Invalid) as refused:
+        Visibility.of(domains=None, scope="both", as_of="yesterday-ish")
+    assert refused.value.message.startswith("as_of ")
+
+
+def test_a_single_domain_may_be_named_as_text_and_repeats_count_once() -> None:
+    assert _vis(domains="work").domains == ("work",)
+    assert _vis(domains=["work", "home", "work"]).domains == ("work", "home")
+
+
+def test_no_domains_at_all_sees_nothing_where_none_sees_everything(make_note) -> None:
+    node = make_note("Seen by the owner, by no caller of no domain.")
+    assert node.pk in lawful([node.pk], _vis(domains=None))
+    assert lawful([node.pk], _vis(domains=[])) == {}
+
+
+def test_the_default_alias_names_the_node_table_n(make_note) -> None:
+    node = make_note("Found through the default alias.", domain="work")
+    where, params = _vis(domains=["work"], scope="home").sql()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT n.id FROM memory_node n WHERE {where}", params)
+        found = {row[0] for row in cursor.fetchall()}
+    assert node.pk in found
+
+
+def test_the_vector_mask_keeps_domain_scope_and_as_of_together() -> None:
+    then = datetime(2026, 1, 2, tzinfo=UTC)
+    t = then.timestamp()
+    rows = {  # domain code, wild, created
+        "domain": np.array([0, 1, 0, 0, 2]),
+        "wild": np.array([False, False, True, False, False]),
+        "created": np.array([t, t, t, t + 1, t - 5]),
+    }
+    codes = {"work": 0, "personal": 1, "other": 2}
+    assert _vis().row_mask(codes=codes, **rows) is None
+    home_work = _vis(domains=["work", "gone"], scope="home", as_of=then).row_mask(
+        codes=codes, **rows
+    )
+    # Created exactly at as_of counts as existing then; a second later does not.
+    assert home_work.tolist() == [True, False, False, False, False]
+    wild = _vis(scope="wild").row_mask(codes=codes, **rows)
+    assert wild.tolist() == [False, False, True, False, False]
+    home_then = _vis(scope="home", as_of=then).row_mask(codes=codes, **rows)
+    assert home_then.tolist() == [True, True, False, False, True]
+    only_then = _vis(as_of=then).row_mask(codes=codes, **rows)
+    assert only_then.tolist() == [True, True, True, False, True]
+    mine_then = _vis(domains=["personal", "other"], as_of=then).row_mask(codes=codes, **rows)
+    assert mine_then.tolist() == [False, True, False, False, True]
+
+
+def test_liveness_is_answered_past_the_first_chunk_of_ids(make_note) -> None:
+    first, last = make_note("First of the many ids."), make_note("Last of the many ids.")
+    ids = [first.pk, *PADDING, last.pk]  # `last` opens the second chunk of 900
+    assert live_at(ids, as_of=None) == {first.pk, last.pk}
+    later = datetime.now(UTC) + timedelta(days=1)
+    assert live_at(ids, as_of=later) == {first.pk, last.pk}
+
+
+def test_a_decay_flag_at_the_very_instant_means_gone_then(make_note) -> None:
+    node = make_note("Flagged without an event, as raw fixtures may do.")
+    at = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    Node.objects.filter(pk=node.pk).update(decayed_at=at)
+    assert live_at([node.pk], as_of=at) == set()
+    assert live_at([node.pk], as_of=at - timedelta(microseconds=1)) == {node.pk}
+
+
+def test_sealed_nodes_are_hidden_past_the_first_chunk_of_ids(make_note) -> None:
+    first, last = make_note("Sealed first."), make_note("Sealed last.")
+    for node in (first, last):
+        seal(node.pk, owner="owner")
+    ids = [first.pk, *PADDING, last.pk]
+    for as_of in (None, datetime.now(UTC) + timedelta(days=1)):
+        shown = lawful_trust(ids, as_of=as_of, include_superseded=True)
+        assert first.pk not in shown and last.pk not in shown
+        assert len(shown) == len(PADDING)  # the padding is unreviewed: the filter kept it
+
+
+def test_node_in_domains_answers_missing_ids_alike(make_note) -> None:
+    node = make_note("The first note of some domain.")
+    assert node_in_domains(node.pk).pk == node.pk
+    assert node_in_domains(str(node.pk), domains=["personal"]).pk == node.pk
+    for bad, message in (
+        ("0", "node '0' not found"),
+        ("nine", "node 'nine' not found"),
+        (2**63, f"node {2**63} not found"),
+        (node.pk + 1000, f"node {node.pk + 1000} not found"),
+    ):
+        with pytest.raises(NotFound) as missing:
+            node_in_domains(bad)
+        assert missing.value.message == message
+    with pytest.raises(NotFound) as outside:
+        node_in_domains(node.pk, domains=["work"])
+    assert outside.value.message == f"node {node.pk} not found"
+
+
+def test_a_stored_instant_keeps_its_moment_whether_text_naive_or_in_another_zone() -> None:
+    moment = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    assert _aware("2026-03-04 05:06:07") == moment
+    assert _aware(datetime(2026, 3, 4, 5, 6, 7)) == moment
+    east = moment.astimezone(tz(timedelta(hours=2)))
+    assert _aware(east) == moment
+
+
+def test_lawful_labels_each_node_with_its_trust_as_of_the_instant(make_note):
+    node = make_note("Rooted after the instant.")
+    then = timezone.now()
+    root(node.pk, adopting_words="I hold this.", expected_body_hash=node.body_hash, owner="owner")
+    now_view = Visibility.of(domains=None, scope="both", as_of=None)
+    assert lawful([node.pk], now_view) == {node.pk: "ground"}
+    then_view = Visibility.of(domains=None, scope="both", as_of=then)
+    assert lawful([node.pk], then_view) == {node.pk: "unreviewed"}

@@ -1,0 +1,1 @@
+"""The importers (memory/importers/): LoCoMo, transcripts, markdown vaults, hostile files."""

@@ -1,0 +1,71 @@
+"""Transport faults of the real `serve` process: SIGKILL of serve leaves no worker behind, and
+waitress refuses an oversized body from its Content-Length, before reading it (issue 12)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from tests._helpers import ROOT
+from tests._helpers.processes import free_port, group_alive, link_from
+from tests._helpers.wait import wait_for
+
+
+def _serve(tmp_path, *extra: str) -> tuple[subprocess.Popen, int, list[str]]:
+    env = {**os.environ, "GROVE_DATA_DIR": str(tmp_path), "GROVE_MAX_REQUEST_BYTES": "1000"}
+    env.pop("GROVE_DB_PATH", None)
+    env.pop("PYTHONUNBUFFERED", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--port", str(port), *extra],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in server.stdout], daemon=True).start()
+    seen: list[str] = []
+    wait_for(lambda: link_from(lines, seen))
+    return server, port, seen
+
+
+@pytest.mark.worker
+def test_sigkill_of_serve_leaves_no_worker_behind(tmp_path):
+    server, _, seen = _serve(tmp_path)
+    worker_pid = int(re.search(r"worker pid (\d+)", "".join(seen)).group(1))
+    try:
+        wait_for(lambda: group_alive(worker_pid))
+        os.kill(server.pid, signal.SIGKILL)  # serve alone: no Ctrl-C reaches the worker
+        server.wait(timeout=30)
+        wait_for(lambda: not group_alive(worker_pid), timeout=60)
+    finally:
+        if group_alive(worker_pid):
+            os.killpg(worker_pid, signal.SIGKILL)
+
+
+@pytest.mark.worker
+def test_waitress_refuses_an_oversized_body_before_reading_it(tmp_path):
+    server, port, _ = _serve(tmp_path, "--no-worker")
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as conn:
+            conn.settimeout(30)  # guards a hang only: the body below is never sent
+            conn.sendall(
+                b"POST /api/v1/nodes HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: 50000000\r\n\r\n"
+            )
+            status = conn.recv(200).split(b"\r\n", 1)[0]
+        assert status == b"HTTP/1.1 413 Request Entity Too Large"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
