@@ -1,8 +1,8 @@
 """The OpenAPI 3.1 description of the agent API, served at /api/v1/openapi.json.
 
 Kept true by tests/agents/test_openapi.py, which walks the URL resolver: every API route is
-described here and every path described here resolves. The component schemas (Error, NodeWrite, Written,
-Packet) come first: the paths refer to them.
+described here and every path described here resolves. The component schemas (Error, NodeWrite,
+Written, Packet) come first: the paths refer to them.
 """
 
 from __future__ import annotations
