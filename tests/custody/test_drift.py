@@ -101,7 +101,7 @@ def test_a_rooted_section_whose_file_is_unchanged_has_no_drift(rooted_section):
 
 
 def test_an_edit_elsewhere_in_the_file_is_not_drift_for_the_section(rooted_section):
-    node, path = rooted_section
+    _node, path = rooted_section
     path.write_text(path.read_text().replace("Roses in May.", "Roses in June."))
     assert find_drift() == []
 

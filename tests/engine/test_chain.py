@@ -54,18 +54,18 @@ AT = datetime(2026, 11, 30, 21, 0, 0, 123456, tzinfo=UTC)
 def test_event_digest_is_the_json_of_the_whole_event(
     snapshot, detail, node_id, related, token, actor, reason
 ):
-    event = dict(
-        prev="ab" * 32,
-        at=AT,
-        kind="decayed",
-        node_id=node_id,
-        actor=actor,
-        reason=reason,
-        related_node_id=related,
-        snapshot=snapshot,
-        detail=detail,
-        token_id=token,
-    )
+    event = {
+        "prev": "ab" * 32,
+        "at": AT,
+        "kind": "decayed",
+        "node_id": node_id,
+        "actor": actor,
+        "reason": reason,
+        "related_node_id": related,
+        "snapshot": snapshot,
+        "detail": detail,
+        "token_id": token,
+    }
     assert event_digest(**event) == reference_digest(**event)
 
 

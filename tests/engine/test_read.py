@@ -20,7 +20,7 @@ def test_it_returns_the_full_body_led_by_jurisdiction(make_note):
     body = "The heron " + "waits " * 100
     note = make_note(body)
     result = read(note.pk)
-    assert list(result)[0] == "jurisdiction"
+    assert next(iter(result)) == "jurisdiction"
     assert result["body"] == body.strip() and result["trust"] == "unreviewed"
 
 

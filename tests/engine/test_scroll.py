@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -192,7 +193,7 @@ def test_two_processes_appending_never_interleave(real_db, tmp_path):
     ids = list(pairs.values_list("pk", flat=True))
     assert all(
         Edge.objects.filter(from_node_id=b, to_node_id=a, kind="responds_to").exists()
-        for a, b in zip(ids, ids[1:], strict=False)
+        for a, b in itertools.pairwise(ids)
     )
 
 

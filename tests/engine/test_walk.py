@@ -41,7 +41,7 @@ def test_around_discloses_edges_and_thread_neighbours(thread, root_note):
     first, second, third = thread
     token = open_walk(second.pk, holder="agent")
     found = around(token, holder="agent")
-    assert list(found["node"])[0] == "jurisdiction" and "body" not in found["node"]
+    assert next(iter(found["node"])) == "jurisdiction" and "body" not in found["node"]
     assert {(r["direction"], r["target"]) for r in found["routes"]} == {
         ("out", root_note.pk),
         ("prev", first.pk),
@@ -51,7 +51,7 @@ def test_around_discloses_edges_and_thread_neighbours(thread, root_note):
 
 
 def test_a_step_spends_the_ticket_and_mints_a_child(thread):
-    first, second, third = thread
+    _first, second, third = thread
     token = open_walk(second.pk, holder="agent")
     routes(token)
     child = step(token, holder="agent", direction="next", target=third.pk)
@@ -96,7 +96,7 @@ def test_an_expired_ticket_is_refused(thread):
 
 
 def test_an_undisclosed_route_is_refused(thread):
-    first, second, third = thread
+    first, second, _third = thread
     token = open_walk(first.pk, holder="agent")
     with pytest.raises(Forbidden) as before_around:
         step(token, holder="agent", direction="next", target=second.pk)
@@ -108,7 +108,7 @@ def test_an_undisclosed_route_is_refused(thread):
 
 
 def test_a_decayed_neighbour_is_not_a_route(thread):
-    first, second, third = thread
+    first, second, _third = thread
     embed_missing()
     token = open_walk(second.pk, holder="agent")
     assert ("prev", first.pk) in routes(token)
@@ -121,7 +121,7 @@ def test_a_decayed_neighbour_is_not_a_route(thread):
 
 @pytest.mark.parametrize("kind", ["sealed", "rejected"])
 def test_a_sealed_or_rejected_neighbour_is_not_a_route(thread, kind):
-    first, second, third = thread
+    first, _second, third = thread
     token = open_walk(third.pk, holder="agent")
     assert ("out", first.pk) in routes(token)
     mark(first, kind)
@@ -194,7 +194,7 @@ def test_of_two_racing_steps_the_late_one_is_refused_as_spent(thread, monkeypatc
 
 
 def test_around_returns_the_ticket_and_each_route_by_its_documented_fields(thread, root_note):
-    first, second, third = thread
+    _first, second, third = thread
     token = open_walk(second.pk, holder="agent")
     found = around(token, holder="agent")
     assert found["ticket"] == token and found["node"]["id"] == second.pk

@@ -68,7 +68,7 @@ def test_a_back_dated_arrival_is_kept_in_utc_on_the_row_and_in_its_snapshot(root
 
 def test_it_refuses_a_naive_created_at(root_note, counts):
     before = counts()
-    with pytest.raises(Invalid, match="created_at .* no time zone offset"):
+    with pytest.raises(Invalid, match=r"created_at .* no time zone offset"):
         _back_dated(root_note, datetime(2026, 1, 2, 5, 4, 5))
     assert counts() == before
 
@@ -209,12 +209,12 @@ def test_it_revives_decayed_content_instead_of_creating_a_node(make_note, root_n
 
 
 def test_occurrences_are_never_merged(db, root_note):
-    kwargs = dict(
-        kind="utterance",
-        jurisdiction="wild",
-        signature="Ana",
-        origins=[{"id": root_note.pk, "relation": "derived_from"}],
-    )
+    kwargs = {
+        "kind": "utterance",
+        "jurisdiction": "wild",
+        "signature": "Ana",
+        "origins": [{"id": root_note.pk, "relation": "derived_from"}],
+    }
     first = write_node(body="Yes!", **kwargs)
     second = write_node(body="Yes!", **kwargs)
     assert first.node.pk != second.node.pk

@@ -280,7 +280,7 @@ def test_a_superseded_speaker_is_named_in_rank_when_superseded_nodes_are_asked_f
     alice = lone("Kayak trip on Sunday.", signature="alice")
     bob = lone("Kayak lesson with Alice.", signature="bob")
     mark(alice, "superseded")
-    ranked, [(ordered, x)] = _observed("alice kayak", include_superseded=True)
+    _ranked, [(ordered, x)] = _observed("alice kayak", include_superseded=True)
     other = dict(zip(ordered, x[:, OTHER_SPEAKER], strict=True))
     assert other == {alice.pk: 0.0, bob.pk: 1.0}
 

@@ -224,7 +224,7 @@ def _pool(rng: np.random.Generator) -> tuple[list[int], dict[int, float], rerank
             words={i: float(rng.random()) for i in some(0.5)},
             unnamed={i: float(rng.random()) for i in some(0.3)},
             vector={i: float(rng.random()) for i in some(0.5)},
-            date={i: 1.0 for i in some(0.1)},
+            date=dict.fromkeys(some(0.1), 1.0),
             via={i: (1, str(rng.choice(kinds))) for i in some(0.3)},
             signer=set(some(0.2)),
             named=bool(rng.random() < 0.5),

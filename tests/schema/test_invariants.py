@@ -147,17 +147,17 @@ HEX = "ab" * 32
 
 
 def insert_node(**overrides) -> None:
-    row = dict(
-        body="text",
-        body_hash=HEX,
-        content_key=HEX,
-        jurisdiction="home",
-        kind="note",
-        signature="owner",
-        scroll_path="",
-        scroll_offset=None,
-        scroll_hash="",
-    )
+    row = {
+        "body": "text",
+        "body_hash": HEX,
+        "content_key": HEX,
+        "jurisdiction": "home",
+        "kind": "note",
+        "signature": "owner",
+        "scroll_path": "",
+        "scroll_offset": None,
+        "scroll_hash": "",
+    }
     row.update(overrides)
     raw(NODE_INSERT, tuple(row.values()))
 

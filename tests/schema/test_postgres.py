@@ -162,7 +162,7 @@ def test_words_are_ored_and_both_words_rank_first(make_note):
     make_note("Nothing about birds here.")
     where, params = Visibility.of(domains=None, scope="both", as_of=None).sql("n")
     hits = fts_pg.candidates(["heron", "mill"], where, params, 10)
-    assert [i for i, _ in hits][0] == both.pk
+    assert next(i for i, _ in hits) == both.pk
     assert {i for i, _ in hits} == {both.pk, one.pk, other.pk}
 
 

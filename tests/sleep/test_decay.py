@@ -114,7 +114,7 @@ def test_it_spares_a_read_node(lone):
 
 
 def test_the_owners_let_go_still_decays_a_held_node(make_note, lone):
-    p, k, g = chain(make_note, lone)
+    _p, k, g = chain(make_note, lone)
     read(g.pk, actor="agent:scout")
     let_go(k.pk, actor="owner")
     decay()

@@ -127,7 +127,7 @@ def test_read_days_cannot_go_negative_even_by_raw_sql(make_note):
     node = make_note("Counted.")
     # SQLite says "CHECK constraint failed", PostgreSQL "violates check constraint".
     with (
-        pytest.raises(IntegrityError, match="(?i)check constraint"),
+        pytest.raises(IntegrityError, match=r"(?i)check constraint"),
         transaction.atomic(),
         connection.cursor() as cursor,
     ):

@@ -5,6 +5,7 @@ the exact scan over it. Its float16 first pass: test_matrix_coarse.py."""
 from __future__ import annotations
 
 import logging
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -81,7 +82,7 @@ def test_a_full_matrix_is_not_grown_until_a_row_more_is_needed():
 class _Probe(np.ndarray):
     """The matrix's rows, noting the BLAS thread counts in force at each product with them."""
 
-    threads: list[list[int]] = []
+    threads: ClassVar[list[list[int]]] = []
 
     def __matmul__(self, other):
         blas = ThreadpoolController().select(user_api="blas").info()
