@@ -21,6 +21,7 @@ RELEASED = {
     "0015_last_read_by",
     "0016_event_partial_indexes",
     "0017_liveness_partial_indexes",
+    "0018_fk_prefix_indexes",
 }
 
 
