@@ -20,7 +20,7 @@ from django.utils import timezone
 from memory import audit, reach
 from memory.chunks import chunks
 from memory.errors import Conflict, NotFound
-from memory.models import DecayReason, Event, EventKind, Kind, Node
+from memory.models import DecayReason, Event, EventKind, Kind, Node, SleepRun, SleepStatus
 from memory.trust import trust_map
 
 SHOWN = 3  # neighbours named per row; the rest are counted
@@ -336,3 +336,40 @@ def restore(node_id: int, *, actor: str) -> Node:
         reach.restore_held(node_id, actor=actor, reason=reach.HELD_BY_RESTORE)
     node.refresh_from_db()
     return node
+
+
+def held_back() -> dict[str, Any] | None:
+    """What the last sleep's guard on mass forgetting held back and the owner has not released:
+    {"count", "live", "share" (of live, 3 decimals), "run"}, or None. Reads the last finished
+    sleep run that ran its decay step (its steps are the durable record) and the releases."""
+    runs = SleepRun.objects.filter(status=SleepStatus.DONE, dry_run=False).order_by("-id")
+    for run in runs[:20]:
+        step = run.steps.get("decay")
+        if step is None:
+            continue
+        count = int(step.get("held_back", 0))
+        after = Event.objects.filter(kind=EventKind.DECAYS_RELEASED, at__gte=run.started_at)
+        if not count or after.exists():
+            return None
+        live = int(step["live"])
+        return {"count": count, "live": live, "share": round(count / live, 3), "run": run.pk}
+    return None
+
+
+def release_held(*, actor: str) -> Event:
+    """The owner releases what the guard held back: a decays_released event naming the count
+    and the cutoff (the highest node id now: what was pending then, never what arrives later),
+    which the next sweep collects (memory/sleep/decay.py). Refuses (Conflict) when nothing is
+    held back."""
+    with transaction.atomic():
+        held = held_back()
+        if held is None:
+            raise Conflict("sleep held nothing back; there is nothing to release", code="none_held")
+        through = Node.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        return audit.record(
+            EventKind.DECAYS_RELEASED,
+            node=None,
+            actor=actor,
+            reason="owner_release",
+            detail={"count": held["count"], "through_node": through, "run": held["run"]},
+        )
