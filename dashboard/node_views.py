@@ -162,6 +162,7 @@ def extract_view(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
             end=request.POST.get("end", ""),
             signature=OWNER_ACTOR,
             actor=OWNER_ACTOR,
+            owner=True,
         )
     except GroveError as refused:
         messages.error(request, f"Not extracted: {refused.message}")

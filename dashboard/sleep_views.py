@@ -16,6 +16,7 @@ from memory.models import SleepRun, SleepStatus
 from memory.scroll import scroll_dir, verify_scroll_file
 from memory.sleep.promote import promotion_threshold
 from memory.sleep.run import STEPS, request_sleep
+from review.queue import held_back_words
 from web.htmx import HtmxHttpRequest, act_response
 
 RUNS_SHOWN = 25
@@ -60,6 +61,7 @@ def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
         "threshold": promotion_threshold(),
         "decay_days": settings.GROVE_DECAY_MIN_AGE_DAYS,
         "cron": settings.GROVE_SLEEP_CRON,
+        "held": held_back_words(),
     }
     return render(request, "dashboard/sleep.html", context)
 

@@ -19,6 +19,7 @@ from dashboard.overview import (
     pending_decay_count,
 )
 from memory.trust import trust_counts
+from review.queue import held_back_words
 
 
 @require_GET
@@ -44,6 +45,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "runs": last_runs(),
         "events": events,
         "sealed_ids": sealed_ids(e.node_id for e in events),
+        "held": held_back_words(),
     }
     return render(request, "dashboard/overview.html", context)
 

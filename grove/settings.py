@@ -216,6 +216,11 @@ GROVE_CHAIN_ANCHOR = Path(env("GROVE_CHAIN_ANCHOR", str(DATA_DIR / "chain-anchor
 # Younger than this (store clock) a node is a root. 150 from bench/forgetting_bench.py: the best
 # net recall@10 among thresholds leaving at most 60% of a year's arrivals live.
 GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 150)
+# The guard on mass forgetting (memory/sleep/decay.py): a sleep that would let go of more than
+# this share of the live graph lets go of none of it until the owner releases it; quiet while
+# fewer than GROVE_DECAY_GUARD_FLOOR nodes are live (a small memory's first weeks).
+GROVE_DECAY_GUARD_SHARE = env_float("GROVE_DECAY_GUARD_SHARE", 0.10)
+GROVE_DECAY_GUARD_FLOOR = env_int("GROVE_DECAY_GUARD_FLOOR", 500)
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.vectors.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
 # Sleep fits a semantic model (TF-IDF + SVD) on the owner's text for recall

@@ -62,12 +62,14 @@ def extract(
     actor: str | None = None,
     domains: Iterable[str] | None = None,
     token: ApiToken | None = None,
+    owner: bool = False,
 ) -> WriteResult:
     """Write the verbatim part parent.body[start:end] as a child node (see the module docstring).
 
     Reads the store clock (created_at). Refuses NotFound for a parent the caller may not see
     (outside `domains`, decayed, sealed or rejected), Invalid for a bad span (bad_span) or an
     extract that would not be verbatim (not_verbatim), Conflict for words the owner rejected.
+    `owner`: the owner's extract on the dashboard, kept as it arrives (write_node's `owner`).
     """
     if isinstance(parent_id, bool) or not isinstance(parent_id, int) or not 0 < parent_id <= MAX_ID:
         raise Invalid("parent must be a node id", code="bad_field")
@@ -87,4 +89,5 @@ def extract(
         actor=actor,
         token=token,
         nest=Nest(parent=parent.pk, start=start, end=end),
+        owner=owner,
     )

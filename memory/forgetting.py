@@ -20,11 +20,14 @@ from django.utils import timezone
 from memory import audit, reach
 from memory.chunks import chunks
 from memory.errors import Conflict, NotFound
-from memory.models import DecayReason, Event, EventKind, Kind, Node
-from memory.read import access_fields
+from memory.models import DecayReason, Event, EventKind, Kind, Node, SleepRun, SleepStatus
 from memory.trust import trust_map
 
 SHOWN = 3  # neighbours named per row; the rest are counted
+_OWNED = {
+    reach.OWNER_WROTE: "written by the owner",
+    reach.OWNER_RESTORE: "restored by the owner",
+}
 
 
 def _edges(ids: list[int]) -> list[tuple[int, int, str]]:
@@ -91,8 +94,8 @@ def root_reasons(ids: Iterable[int]) -> dict[int, list[str]]:
     events = Event.objects.filter(node_id__in=list(nodes)).filter(
         Q(kind=EventKind.KEPT) | Q(kind=EventKind.RESTORED, reason=reach.OWNER_RESTORE)
     )
-    for node_id, kind in events.values_list("node_id", "kind"):
-        owned[node_id] = "kept by the owner" if kind == EventKind.KEPT else "restored by the owner"
+    for node_id, reason in events.values_list("node_id", "reason"):
+        owned[node_id] = _OWNED.get(reason, "kept by the owner")
     questions = {i for i, n in nodes.items() if n.kind == Kind.QUESTION}
     open_q = set(reach.open_question_ids().tolist()) if questions else set()
     out: dict[int, list[str]] = {}
@@ -283,15 +286,15 @@ def _node(node_id: int) -> Node:
 
 
 def keep(node_id: int, *, actor: str) -> Node:
-    """The owner keeps a node: an explicit act with its kept event, which makes the node a root;
-    it also counts as a read (access_count +1, read_days on a new day, last_accessed_at = now,
-    store clock). Refuses (Conflict) a decayed node: restore it first."""
+    """The owner keeps a node: an explicit act with its kept event, which makes the node a root
+    (memory/reach.py) holding what it depends on. Not a read: the access counts are untouched,
+    so Keep never moves the promotion threshold nor makes a node permanent. Refuses (Conflict) a
+    decayed node: restore it first."""
     with transaction.atomic():
         node = _node(node_id)
         if node.decayed_at is not None:
             raise Conflict(f"node {node_id} has decayed; restore it to keep it", code="decayed")
-        Node.objects.filter(pk=node_id).update(**access_fields(timezone.now(), actor))
-        audit.record(EventKind.KEPT, node=node_id, actor=actor, reason="owner_keep")
+        audit.record(EventKind.KEPT, node=node_id, actor=actor, reason=reach.OWNER_KEEP)
     node.refresh_from_db()
     return node
 
@@ -333,3 +336,40 @@ def restore(node_id: int, *, actor: str) -> Node:
         reach.restore_held(node_id, actor=actor, reason=reach.HELD_BY_RESTORE)
     node.refresh_from_db()
     return node
+
+
+def held_back() -> dict[str, Any] | None:
+    """What the last sleep's guard on mass forgetting held back and the owner has not released:
+    {"count", "live", "share" (of live, 3 decimals), "run"}, or None. Reads the last finished
+    sleep run that ran its decay step (its steps are the durable record) and the releases."""
+    runs = SleepRun.objects.filter(status=SleepStatus.DONE, dry_run=False).order_by("-id")
+    for run in runs[:20]:
+        step = run.steps.get("decay")
+        if step is None:
+            continue
+        count = int(step.get("held_back", 0))
+        after = Event.objects.filter(kind=EventKind.DECAYS_RELEASED, at__gte=run.started_at)
+        if not count or after.exists():
+            return None
+        live = int(step["live"])
+        return {"count": count, "live": live, "share": round(count / live, 3), "run": run.pk}
+    return None
+
+
+def release_held(*, actor: str) -> Event:
+    """The owner releases what the guard held back: a decays_released event naming the count
+    and the cutoff (the highest node id now: what was pending then, never what arrives later),
+    which the next sweep collects (memory/sleep/decay.py). Refuses (Conflict) when nothing is
+    held back."""
+    with transaction.atomic():
+        held = held_back()
+        if held is None:
+            raise Conflict("sleep held nothing back; there is nothing to release", code="none_held")
+        through = Node.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        return audit.record(
+            EventKind.DECAYS_RELEASED,
+            node=None,
+            actor=actor,
+            reason="owner_release",
+            detail={"count": held["count"], "through_node": through, "run": held["run"]},
+        )

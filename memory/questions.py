@@ -22,13 +22,14 @@ EXCERPT_CHARS = 160
 
 
 def plant_question(
-    body: str, *, about: list[int], signature: str, domain: str = "personal"
+    body: str, *, about: list[int], signature: str, domain: str = "personal", owner: bool = False
 ) -> Node:
     """Write a question (home) with an asks_about edge to each node it is about.
 
     Goes through write_node (a question with the same words in the domain is that question).
     Refuses (Invalid) an empty `about`, blank signature or body; (NotFound) nodes outside
-    `domain` or unknown.
+    `domain` or unknown. `owner`: planted by the owner on the dashboard, kept as it arrives
+    (write_node's `owner`).
     """
     ids = sorted({int(node_id) for node_id in about or []})
     if not ids:
@@ -43,6 +44,7 @@ def plant_question(
         signature=signature,
         domain=domain,
         origins=[{"id": node_id, "relation": EdgeKind.ASKS_ABOUT} for node_id in ids],
+        owner=owner,
     ).node
 
 

@@ -4,9 +4,11 @@ sweeps), and the restore of what a node holds: the rule the write path, restore 
 use by day, so it lives outside sleep.
 
 Roots hold themselves: live nodes that are permanent; whose trust is ground, proposed or sealed;
-read at least once (access_count > 0: only agents' reads and the owner's keep count, the
-dashboard never reads); kept or restored by the owner (a kept event, or a restored event with
-reason owner_restore); younger than the age threshold by the store clock (created_at); or open
+read at least once by an agent (access_count > 0: the dashboard never reads, and Keep is not
+a read); kept or restored by the owner (a kept event: the owner pressed Keep, reason owner_keep,
+or wrote the words on the dashboard, reason owner_wrote, recorded by memory/write.py in the
+write's own transaction and refused with an agent token; or a restored event with reason
+owner_restore); younger than the age threshold by the store clock (created_at); or open
 questions. Every other live node is a *candidate*: it lives only if a root reaches it.
 
 Holding edges, every one read from -> to (HOLDING): derived_from (child holds origin), cites
@@ -62,6 +64,8 @@ HOLDING = (
 HOLDING_SQL = ", ".join(f"'{k.value}'" for k in HOLDING)
 PROTECTED_TRUST = frozenset({Trust.GROUND, Trust.PROPOSED, Trust.SEALED})
 OWNER_RESTORE = "owner_restore"
+OWNER_KEEP = "owner_keep"  # the owner pressed Keep
+OWNER_WROTE = "owner_wrote"  # the owner wrote the words on the dashboard: kept as they arrive
 HELD_BY_RESTORE = "held_by_restore"
 HELD_BY_REVIVED = "held_by_revived"  # the same words arrived again (memory/write.py)
 _PAIR = 1 << 32  # an edge loads as one integer, holder * _PAIR + held, while ids fit

@@ -48,8 +48,8 @@ def visible_node(
 def access_fields(now: datetime, reader: str) -> dict[str, Any]:
     """The UPDATE that counts one read by `reader` at `now` (store clock): access_count +1,
     last_accessed_at, last_read_by, and read_days +1 only on a new UTC day, so a burst of reads
-    on one day counts one day (the promotion rule needs reads on three days). Used by read()
-    and by the owner's keep."""
+    on one day counts one day (the promotion threshold counts reading days). Used by read(); the
+    owner's keep is not a read."""
     day = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     new_day = Q(last_accessed_at__isnull=True) | Q(last_accessed_at__lt=day)
     return {

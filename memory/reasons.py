@@ -16,6 +16,8 @@ REASON_WORDS: dict[str, str] = {
     # The owner's other lifecycle acts.
     "owner_restore": "you restored it",
     "owner_keep": "you kept it",
+    "owner_wrote": "you wrote it on the dashboard",
+    "owner_release": "you released what sleep held back",
     # Sleep and the write path.
     "reads": "read often enough to become permanent",
     "rearrival": "the same content arrived again",

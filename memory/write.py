@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from memory import audit
 from memory.clocks import parse_instant
-from memory.errors import Conflict, Invalid, TooLarge
+from memory.errors import Conflict, Forbidden, Invalid, TooLarge
 from memory.models import (
     OCCURRENCE_KINDS,
     ApiToken,
@@ -35,7 +35,7 @@ from memory.models import (
 )
 from memory.nest import Nest as Nest  # re-exported ("X as X" for mypy): extract.py uses it
 from memory.nest import nest_into
-from memory.reach import HELD_BY_REVIVED, HOLDING, restore_held
+from memory.reach import HELD_BY_REVIVED, HOLDING, OWNER_WROTE, restore_held
 from memory.scrub import body_hash_of as body_hash_of  # re-exported: drift, ceremony
 from memory.scrub import content_key_of as content_key_of  # re-exported: bench/synthetic.py
 from memory.scrub import scrub as scrub  # re-exported: importers, scroll, drift, ceremony
@@ -213,6 +213,7 @@ def write_node(
     created_at: datetime | None = None,
     token: ApiToken | None = None,
     nest: Nest | None = None,
+    owner: bool = False,
 ) -> WriteResult:
     """Write one node through scrub, validation and the tombstone/revival/duplicate lookup.
 
@@ -223,8 +224,14 @@ def write_node(
     Nothing is stored when anything is refused (but the refusal's own event). `token` is the
     agent token the write came through: the node and its events record it. With `nest`
     (memory/extract.py) the node is a verbatim part of its parent (see nest_into): never merged
-    with a duplicate, though the tombstone still applies.
+    with a duplicate, though the tombstone still applies. With `owner` the words are the owner's,
+    written on the dashboard: the node (new, duplicate or revived) is kept in the same
+    transaction (a kept event, reason OWNER_WROTE), so it holds itself and what it depends on,
+    as Keep does (memory/reach.py). Refuses (Forbidden) `owner` with an agent token: no agent
+    can claim the owner's words.
     """
+    if owner and token is not None:
+        raise Forbidden("an agent token cannot write the owner's words", code="owner_only")
     request = _validate(
         body=body,
         kind=kind,
@@ -259,12 +266,16 @@ def write_node(
         same = _same_key(request) if claim else []
         refused_by = _tombstone(request, same) if claim else None
         if refused_by is None:
-            if claim and nest is None and (known := _known(request, same)) is not None:
-                return known
-            node = _insert(request)
-            if nest is not None:
-                nest_into(node, nest, actor=request.actor)
-            return WriteResult(node, "created")
+            result = _known(request, same) if claim and nest is None else None
+            if result is None:
+                result = WriteResult(_insert(request), "created")
+                if nest is not None:
+                    nest_into(result.node, nest, actor=request.actor)
+            if owner:
+                audit.record(
+                    EventKind.KEPT, node=result.node, actor=request.actor, reason=OWNER_WROTE
+                )
+            return result
     _refuse(request, refused_by)
 
 

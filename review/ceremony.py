@@ -240,6 +240,7 @@ def supersede(
                 origins=[{"id": old.pk, "relation": "derived_from"}],
                 source=old.source,
                 actor=owner,
+                owner=True,
             )
         except Conflict as exc:
             # Tombstoned text: write_node stored nothing but its rearrival_refused event, which

@@ -5,15 +5,16 @@ the sweep and both acts live in memory/sleep/.
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import forgetting
 from memory.errors import GroveError
 from memory.models import Node
-from review.queue import decided_row, decision_item, pending_decay_rows
+from review.queue import decided_row, decision_item, held_back_words, pending_decay_rows
 from review.view_helpers import get_node_or_404, owner_name
 from web.htmx import HtmxHttpRequest, act_response
 
@@ -65,8 +66,23 @@ def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
         "soon_rows": rows["soon"],
         "here": request.get_full_path(),
         "undo": _undoable(request.GET.get("let_go", "")),
+        "held": held_back_words(),
     }
     return render(request, "review/decays.html", context)
+
+
+@require_POST
+def release(request: HtmxHttpRequest) -> HttpResponse:
+    """The owner releases what sleep's guard held back (memory/forgetting.py): back to the
+    pending page, saying what the next sleep will do, or why nothing was released."""
+    try:
+        event = forgetting.release_held(actor=owner_name(request))
+    except GroveError as refused:
+        messages.error(request, f"Nothing was released: {refused.message}")
+    else:
+        count = event.detail["count"]
+        messages.success(request, f"Released {count:,} decays: the next sleep collects them.")
+    return redirect("pending_decays")
 
 
 @require_POST

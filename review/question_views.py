@@ -75,7 +75,7 @@ def question_plant(request: HtmxHttpRequest) -> HttpResponse:
         first = Node.objects.filter(pk=about[0]).first()
         domain = first.domain if first else ""
         question = questions.plant_question(
-            body, about=about, signature=owner_name(request), domain=domain
+            body, about=about, signature=owner_name(request), domain=domain, owner=True
         )
     except GroveError as exc:
         messages.error(request, f"Nothing was written: {exc.message}")
@@ -125,6 +125,7 @@ def _node_for(request: HtmxHttpRequest, question: Node) -> int:
         signature=owner_name(request),
         domain=question.domain,
         origins=[{"id": question.pk, "relation": EdgeKind.DERIVED_FROM}],
+        owner=True,
     ).node.pk
 
 

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 
 from memory.chunks import chunks
 from memory.errors import GroveError
-from memory.forgetting import pending_decays
+from memory.forgetting import held_back, pending_decays
 from memory.models import Event, EventKind, Node, Trust
 from memory.trust import trust_map
 from review import ceremony
@@ -271,3 +272,13 @@ def drawn_as_supersedes(edges: list[tuple[int, int, str]]) -> list[tuple[int, in
         (a, b, SUPERSEDES if kind == "derived_from" and (a, b) in pairs else kind)
         for a, b, kind in edges
     ]
+
+
+def held_back_words() -> dict[str, Any] | None:
+    """What sleep's guard held back (memory/forgetting.held_back) with the percentages the
+    pages say it in: of the live graph, and the guard's own share."""
+    held = held_back()
+    if held is None:
+        return None
+    share = settings.GROVE_DECAY_GUARD_SHARE
+    return {**held, "percent": round(held["share"] * 100), "guard_percent": round(share * 100)}

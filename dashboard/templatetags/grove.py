@@ -16,6 +16,12 @@ def markdown_filter(body: str) -> SafeString:
     return render_markdown(body)
 
 
+@register.filter(name="thousands")
+def thousands_filter(count: int) -> str:
+    """2774 as "2,774": counts of nodes read better grouped."""
+    return f"{count:,}"
+
+
 @register.filter(name="reason_words")
 def reason_words_filter(code: str | None) -> str:
     return reason_words(code)

@@ -70,6 +70,8 @@ class EventKind(models.TextChoices):
     # Known content written again (a live duplicate) with origins it did not have: recorded here,
     # never as edges onto a node this writer did not write.
     REARRIVED = "rearrived"
+    # The owner lets sleep collect the decays its guard held back (memory/forgetting.py).
+    DECAYS_RELEASED = "decays_released"
 
 
 # The events only review/ceremony.py may write: they decide trust.

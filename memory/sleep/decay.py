@@ -9,6 +9,14 @@ is one UPDATE ... WHERE id IN (...) that re-checks, under the write lock, that t
 unread, old and unprotected and that no newer holding edge reaches it, plus its events through
 the one audit writer, in one transaction.
 
+The guard on mass forgetting: when what the sweep would collect, less what the owner released,
+is more than GROVE_DECAY_GUARD_SHARE of the live nodes (and at least GROVE_DECAY_GUARD_FLOOR
+nodes are live), the sweep lets go of none of it and the step says so (held_back, live): an
+import forgotten all at once in one night is the owner's decision, not sleep's. The owner's
+release (memory/forgetting.py, a decays_released event) names the highest node id pending then;
+the next sweep that lets anything go collects those and is then spent, and nodes that arrived
+after it are guarded again.
+
 This replaces the one-hop gate (age_no_access) and the cascade; their old events keep their
 reasons. The owner's acts on forgetting by day (keep, let go, restore) and the pending list are
 in memory/forgetting.py.
@@ -27,7 +35,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import audit, reach
-from memory.models import CEREMONY_EVENT_KINDS, DecayReason, EventKind
+from memory.models import CEREMONY_EVENT_KINDS, DecayReason, Event, EventKind, Node
 from memory.visibility import db_time
 
 BATCH = 5000  # nodes per sweep transaction: few commits, each holding the lock ~0.1 s
@@ -136,16 +144,23 @@ def decay(
     min_age_days: float | None = None,
 ) -> dict[str, Any]:
     """The decay step: mark from the roots, sweep at most `limit` unreachable nodes (holders
-    first) in batches of BATCH. Store clock only; `now` defaults to the store clock's now.
-    Returns {"count": decayed (or that would be, when dry_run), "candidates", "unreachable"}."""
+    first) in batches of BATCH, unless the guard holds them back (module docstring). Store clock
+    only; `now` defaults to the store clock's now. Returns {"count": decayed (or that would be,
+    when dry_run), "candidates", "unreachable", "live", "held_back", "released"}."""
     now = now or timezone.now()
     since = timezone.now()
     cutoff = now - timedelta(days=_min_age(min_age_days))
     found = reach.mark(cutoff)
-    order = reach.holders_first(found.garbage, found.edges)
+    garbage, held = guard(found.garbage)
+    order = reach.holders_first(garbage, found.edges)
     if limit is not None:
         order = order[: max(0, limit)]
-    result = {"count": 0, "candidates": len(found.candidates), "unreachable": len(found.garbage)}
+    result = {
+        "count": 0,
+        "candidates": len(found.candidates),
+        "unreachable": len(found.garbage),
+        **held,
+    }
     if dry_run:
         return {**result, "count": len(order)}
     kept: set[int] = set()  # spared since the mark, and what they hold
@@ -160,3 +175,30 @@ def decay(
             if beat:
                 beat(**result)
     return result
+
+
+def release() -> Event | None:
+    """The owner's release the next sweep honours: the latest decays_released event, unless a
+    sweep has let anything go since it (then it is spent)."""
+    latest = Event.objects.filter(kind=EventKind.DECAYS_RELEASED).order_by("-id").first()
+    if latest is None:
+        return None
+    spent = Event.objects.filter(
+        kind=EventKind.DECAYED, reason=DecayReason.UNREACHABLE, actor=ACTOR, at__gt=latest.at
+    )
+    return None if spent.exists() else latest
+
+
+def guard(garbage: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
+    """What the sweep may collect of `garbage`, and the guard's account (live, held_back,
+    released): the released part always; the rest only while it is at most
+    GROVE_DECAY_GUARD_SHARE of the live nodes or fewer than GROVE_DECAY_GUARD_FLOOR are live."""
+    live = Node.objects.filter(decayed_at__isnull=True).count()
+    released = release()
+    through = int(released.detail["through_node"]) if released else 0
+    freed = garbage <= through
+    rest = int((~freed).sum())
+    quiet = live < settings.GROVE_DECAY_GUARD_FLOOR
+    if quiet or rest <= settings.GROVE_DECAY_GUARD_SHARE * live:
+        return garbage, {"live": live, "held_back": 0, "released": int(freed.sum())}
+    return garbage[freed], {"live": live, "held_back": rest, "released": int(freed.sum())}

@@ -1,11 +1,14 @@
 """Promotion: reads earn permanence, irreversibly (DESIGN.md, Sleep).
 
-The threshold is derived from the data, never configured: max(3, the 95th percentile
-(nearest rank) of access_count among live nodes read at least once). So only the most-read
-twentieth of what is read becomes permanent, and never on one or two reads. The reads must also
-fall on at least READ_DAYS distinct UTC days (Node.read_days): a burst within one day counts once.
-The database forbids reverting (trigger memory_node_permanent_one_way) and forbids a permanent
-node to decay.
+The threshold is derived from the data, never configured, and counted in reading days: max(3,
+the 95th percentile (nearest rank) of read_days, the distinct UTC days on which agents read a
+node, among live nodes read at least once). A node becomes permanent once it was read on that
+many days. So only the most steadily read twentieth of what is read becomes permanent, never on
+one or two days; and no burst moves the threshold or meets it, for a burst within one day is one
+day (a node read ten times in an hour once set a threshold of 13 reads that a node read on three
+days could not reach). The owner's Keep is not a read: it is its own root (memory/reach.py) and
+never makes a node permanent. The database forbids reverting (trigger
+memory_node_permanent_one_way) and forbids a permanent node to decay.
 """
 
 from __future__ import annotations
@@ -21,8 +24,7 @@ from memory import audit
 from memory.models import EventKind, Node
 from memory.visibility import indexed_by
 
-FLOOR = 3
-READ_DAYS = 3
+FLOOR = 3  # reading days: never permanent on one or two
 PERCENTILE = 0.95
 # Live nodes read at least once: the terms of the partial index memory_node_read_live, spelled
 # as its WHERE so SQLite can use it (a bound parameter would not match the literal 0).
@@ -32,16 +34,16 @@ ACTOR = "sleep"
 
 
 def promotion_threshold() -> int:
-    """The access count at which a live node becomes permanent now (see the module docstring).
-    Reads no clock: access counts only."""
+    """The reading days (Node.read_days) at which a live node becomes permanent now (see the
+    module docstring). Reads no clock: stored counts only."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT COUNT(*) FROM memory_node {_read_live()} WHERE {_READ_LIVE}")
         count = cursor.fetchone()[0]
         if not count:
             return FLOOR
         cursor.execute(
-            f"SELECT access_count FROM memory_node {_read_live()} WHERE {_READ_LIVE} "
-            "ORDER BY access_count LIMIT 1 OFFSET %s",
+            f"SELECT read_days FROM memory_node {_read_live()} WHERE {_READ_LIVE} "
+            "ORDER BY read_days LIMIT 1 OFFSET %s",
             [math.ceil(PERCENTILE * count) - 1],
         )
         at_percentile: int = cursor.fetchone()[0]
@@ -62,8 +64,8 @@ def promote(
     dry_run: bool = False,
     beat: Callable[..., None] | None = None,
 ) -> dict[str, Any]:
-    """Make permanent (permanent_at = now, store clock) every live node whose access_count has
-    reached promotion_threshold() on at least READ_DAYS days, oldest id first, at most `limit`;
+    """Make permanent (permanent_at = now, store clock) every live node read on at least
+    promotion_threshold() days, oldest id first, at most `limit`;
     each batch sets the flags and writes their promoted_permanent events in one transaction.
     Never touches decayed nodes.
     Returns {"count": promoted (or that would be), "threshold": t}."""
@@ -94,15 +96,15 @@ def promote(
 
 
 def _due(threshold: int, *, ids: list[int] | None = None, limit: int | None = None) -> list[int]:
-    """Live nodes due for permanence, oldest id first: read at least `threshold` times on at
-    least READ_DAYS days, not yet permanent. All of them through memory_node_read_live; or those
+    """Live nodes due for permanence, oldest id first: read on at least `threshold` days, not
+    yet permanent. All of them through memory_node_read_live; or those
     of `ids` still due, looked up by id and locked where the database can (the re-check under
     the write lock)."""
     sql = (
         f"SELECT id FROM memory_node {_read_live() if ids is None else ''} WHERE {_READ_LIVE} "
-        "AND NOT permanent AND access_count >= %s AND read_days >= %s"
+        "AND NOT permanent AND read_days >= %s"
     )
-    params: list[int] = [threshold, READ_DAYS]
+    params: list[int] = [threshold]
     if ids is not None:
         sql += f" AND id IN ({','.join(['%s'] * len(ids))})"
         params += ids

@@ -262,7 +262,7 @@ def test_the_json_export_parses_and_hides_sealed_excerpts(owner_client, make_not
 
 def test_the_sleep_page_shows_threshold_and_settings(owner_client, db):
     body = owner_client.get("/sleep/").content.decode()
-    assert 'id="promotion-threshold">3 reads' in body
+    assert 'id="promotion-threshold">3 reading days' in body
     assert "younger than 14 days" in body
 
 

@@ -278,14 +278,14 @@ def test_the_within_control_narrows_soon(owner_client, lonely, almost):
     assert response.context["within"] == 7 and "whole number" in response.content.decode()
 
 
-def test_keep_counts_as_a_read_and_leaves_the_list(owner_client, lonely):
+def test_keep_is_not_a_read_and_leaves_the_list(owner_client, lonely):
     assert [r["id"] for r in owner_client.get("/review/decays/").context["now_rows"]] == [lonely.pk]
     response = owner_client.post(
         f"/review/decays/{lonely.pk}/keep/", {"next": "/review/decays/?within=3"}
     )
     assert response["Location"] == "/review/decays/?within=3"
     lonely.refresh_from_db()
-    assert lonely.access_count == 1 and Event.objects.filter(node=lonely, kind="kept").exists()
+    assert lonely.access_count == 0 and Event.objects.filter(node=lonely, kind="kept").exists()
     assert owner_client.get("/review/decays/").context["now_rows"] == []
 
 

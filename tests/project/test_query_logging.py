@@ -62,7 +62,7 @@ NODE_FOR = {
 QUERY = {"search": {"q": "quokkas"}, "audit_log": {"kind": "rooted"}}
 HTMX = {"HX-Request": "true", "HX-Target": "audit-rows"}
 # Documented redirects: signing out goes to the sign-in page. Everything else answers 200.
-REDIRECTS = {"logout": "login"}
+REDIRECTS = {"logout": "login", "decays_release": "pending_decays"}
 # Acts that always land on a page (no row to swap): a post answers with a redirect.
 PAGE_ACTS = {
     "node_extract",

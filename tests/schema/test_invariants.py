@@ -6,7 +6,7 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from memory import audit
-from memory.models import Edge, Node
+from memory.models import Edge, Event, Node
 from tests._helpers.vendor import raw
 
 
@@ -229,3 +229,13 @@ def test_the_database_file_is_in_wal_mode(db):
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA journal_mode")
         assert cursor.fetchone()[0] == "wal"
+
+
+def test_a_release_event_is_a_known_kind_and_the_event_table_stays_append_only(db):
+    raw(
+        "INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail) VALUES "
+        "('2026-01-01', 'decays_released', NULL, 'owner', 'owner_release', '{}', '{}')"
+    )
+    released = Event.objects.get(kind="decays_released").pk
+    refused("UPDATE memory_event SET actor = 'x' WHERE id = %s", (released,), "append_only")
+    refused("DELETE FROM memory_event WHERE id = %s", (released,), "append_only")

@@ -181,10 +181,10 @@ def test_keep_refuses_a_decayed_node(make_note):
     assert not Event.objects.filter(node=node, kind=EventKind.KEPT).exists()
 
 
-def test_keep_is_an_act_that_makes_a_root_holding_its_chain(make_note, lone):
+def test_keep_adds_no_read_and_still_holds_its_chain(make_note, lone):
     p, k, g = chain(make_note, lone)
     g = keep(g.pk, actor="owner")
-    assert g.access_count == 1 and g.read_days == 1 and g.last_accessed_at is not None
+    assert (g.access_count, g.read_days, g.last_accessed_at) == (0, 0, None)
     assert Event.objects.filter(node=g, kind="kept", actor="owner").exists()
     decay()
     assert not any(is_decayed(n) for n in (p, k, g))

@@ -19,8 +19,8 @@ from tests._helpers.vectors import place
 
 
 def reads(node: Node, count: int) -> None:
-    """`count` reads, spread over as many days as there are reads (at most three)."""
-    Node.objects.filter(pk=node.pk).update(access_count=count, read_days=min(count, 3))
+    """`count` reads, each on a day of its own."""
+    Node.objects.filter(pk=node.pk).update(access_count=count, read_days=count)
 
 
 def test_a_burst_of_reads_on_one_day_does_not_make_a_node_permanent(make_note):
@@ -50,7 +50,7 @@ def test_the_threshold_is_three_when_nothing_is_read(db):
 
 def test_the_threshold_is_the_95th_percentile_of_read_nodes(make_note):
     for i in range(1, 21):
-        reads(make_note(f"Read {i} times."), i)
+        reads(make_note(f"Read on {i} days."), i)
     make_note("Never read.")
     assert promotion_threshold() == 19  # nearest rank: ceil(0.95 * 20) = 19th of 1..20
 
@@ -134,16 +134,16 @@ def test_read_days_cannot_go_negative_even_by_raw_sql(make_note):
         cursor.execute("UPDATE memory_node SET read_days = -1 WHERE id = %s", [node.pk])
 
 
-def test_reads_on_three_days_below_the_threshold_do_not_make_a_node_permanent(make_note):
+def test_reads_on_days_below_the_threshold_do_not_make_a_node_permanent(make_note):
     for i in range(1, 21):
-        reads(make_note(f"Read {i} times."), i)
+        reads(make_note(f"Read on {i} days."), i)
     assert promotion_threshold() == 19
-    short = make_note("Read eighteen times on three days.")
+    short = make_note("Read on eighteen days.")
     reads(short, 18)
     result = promote()
-    assert result == {"count": 2, "threshold": 19}  # the nodes read 19 and 20 times
+    assert result == {"count": 2, "threshold": 19}  # the nodes read on 19 and 20 days
     short.refresh_from_db()
-    assert short.read_days == 3 and not short.permanent
+    assert short.read_days == 18 and not short.permanent
 
 
 def test_promotion_reports_progress_once_per_batch(make_note):
@@ -177,16 +177,15 @@ def test_promotion_reads_the_live_read_nodes_through_their_own_index(make_note):
 
 
 def test_the_promotion_threshold_ignores_the_reads_of_decayed_nodes(make_note) -> None:
-    live, gone = make_note("Read four times."), make_note("Read fifty times, then let go.")
-    Node.objects.filter(pk=live.pk).update(access_count=4)
-    Node.objects.filter(pk=gone.pk).update(access_count=50)
+    live, gone = make_note("Read on four days."), make_note("Read on fifty days, then let go.")
+    reads(live, 4), reads(gone, 50)
     let_go(gone.pk, actor="owner")
     assert promotion_threshold() == 4
 
 
 def test_the_promotion_threshold_ignores_unread_nodes(make_note) -> None:
-    hot = make_note("Read ten times.")
-    Node.objects.filter(pk=hot.pk).update(access_count=10)
+    hot = make_note("Read on ten days.")
+    reads(hot, 10)
     for i in range(19):
         make_note(f"Never read {i}.")
     assert promotion_threshold() == 10
@@ -196,7 +195,21 @@ def test_the_promotion_floor_holds_when_nodes_were_read_once(make_note):
     from memory.sleep.promote import FLOOR, promote, promotion_threshold
 
     read_once = [make_note(f"a note read once, number {i}") for i in range(20)]
-    Node.objects.filter(pk__in=[n.pk for n in read_once]).update(access_count=1)
+    Node.objects.filter(pk__in=[n.pk for n in read_once]).update(access_count=1, read_days=1)
     assert promotion_threshold() == FLOOR == 3
     promote()
     assert not Node.objects.filter(permanent=True).exists()
+
+
+def test_a_one_day_burst_on_one_node_does_not_move_the_threshold(make_note):
+    burst, steady = make_note("Read ten times in one day."), make_note("Read on three days.")
+    for _ in range(10):
+        read(burst.pk, actor="agent:scout")
+    start = timezone.now()
+    for day in range(3):
+        with time_machine.travel(start + timedelta(days=day, hours=1)):
+            read(steady.pk, actor="agent:scout")
+    assert promotion_threshold() == 3
+    assert promote()["count"] == 1
+    steady.refresh_from_db()
+    assert steady.permanent
