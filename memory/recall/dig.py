@@ -11,19 +11,27 @@ back (revive_dug: a revived event with reason dug_and_read, and what the node ho
 restore does); a token may read a decayed node only within DUG_WINDOW of a dig of its own that
 answered it, so a decayed id stays NotFound to everyone else. The owner's dig on the dashboard
 is inspection: it revives nothing until the owner presses Restore (memory.forgetting.restore).
+
+The owner's /forgotten/ page looks things up through forgotten_nodes: words (the same forgotten
+visibility, so sealed and rejected words never match), the reason it decayed, domain, kind,
+author, where it came from and when it was let go. forgotten_ids gives the ids a filter selects,
+for acts on all of them at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import timedelta
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from memory import audit, reach
 from memory.chunks import chunks
+from memory.errors import Invalid
 from memory.models import Event, EventKind, Node, RecallLog
 from memory.reasons import reason_words
 from memory.recall import recall
@@ -118,3 +126,104 @@ def revive_dug(node_id: int, *, actor: str) -> list[int]:
             return []
         audit.record(EventKind.REVIVED, node=node_id, actor=actor, reason=DUG_AND_READ)
         return reach.restore_held(node_id, actor=actor, reason=HELD_BY_DUG)
+
+
+FILTERS = ("q", "reason", "domain", "kind", "author", "origin", "since", "until")
+
+
+@dataclass(frozen=True)
+class ForgottenFilter:
+    """What the owner looks for among the decayed nodes. words: matched as recall matches
+    (at most MATCH_CAP best matches); reason: the code of the node's latest decay; author: its
+    signature or the name of the token that wrote it; origin: the start of its source (an
+    import's file, a conversation "conv-26", a session "conv-26#D3"); since and until: the
+    days it was let go, both included (UTC)."""
+
+    words: str = ""
+    reason: str = ""
+    domain: str = ""
+    kind: str = ""
+    author: str = ""
+    origin: str = ""
+    since: date | None = None
+    until: date | None = None
+
+    @classmethod
+    def of(cls, params: Mapping[str, str]) -> ForgottenFilter:
+        """The filter a query string names (FILTERS). Refuses (Invalid) a day that is not
+        YYYY-MM-DD."""
+        text = {name: (params.get(name) or "").strip() for name in FILTERS}
+        return cls(
+            words=text["q"],
+            reason=text["reason"],
+            domain=text["domain"],
+            kind=text["kind"],
+            author=text["author"],
+            origin=text["origin"],
+            since=_day(text["since"], "since"),
+            until=_day(text["until"], "until"),
+        )
+
+    def values(self) -> dict[str, str]:
+        """The filter as the query string names it (empty ones included)."""
+        return {
+            "q": self.words,
+            "reason": self.reason,
+            "domain": self.domain,
+            "kind": self.kind,
+            "author": self.author,
+            "origin": self.origin,
+            "since": self.since.isoformat() if self.since else "",
+            "until": self.until.isoformat() if self.until else "",
+        }
+
+
+def _day(text: str, name: str) -> date | None:
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise Invalid(f"{name} must be a day, YYYY-MM-DD", code="bad_field") from None
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time(), tzinfo=UTC)
+
+
+def forgotten_nodes(chosen: ForgottenFilter) -> QuerySet[Node]:
+    """The decayed nodes `chosen` selects, unordered (the owner sees every domain and both
+    jurisdictions; words never match sealed or rejected nodes)."""
+    qs = Node.objects.filter(decayed_at__isnull=False)
+    if chosen.words:
+        vis = Visibility.of(domains=None, scope="both", as_of=None, forgotten=True)
+        terms = query_terms(chosen.words)
+        hits = {i for i, _ in fts_candidates(terms, vis, MATCH_CAP)} if terms else set()
+        hits |= {i for i, _ in trigram_candidates(chosen.words, vis, MATCH_CAP)}
+        qs = qs.filter(pk__in=sorted(lawful(hits, vis)))
+    if chosen.domain:
+        qs = qs.filter(domain=chosen.domain)
+    if chosen.kind:
+        qs = qs.filter(kind=chosen.kind)
+    if chosen.author:
+        qs = qs.filter(
+            Q(signature=chosen.author) | Q(token__name=chosen.author.removeprefix("agent:"))
+        )
+    if chosen.origin:
+        qs = qs.filter(source__startswith=chosen.origin)
+    if chosen.since:
+        qs = qs.filter(decayed_at__gte=_midnight(chosen.since))
+    if chosen.until:
+        qs = qs.filter(decayed_at__lt=_midnight(chosen.until + timedelta(days=1)))
+    if chosen.reason:
+        latest = Event.objects.filter(node_id=OuterRef("pk"), kind=EventKind.DECAYED)
+        qs = qs.alias(decay_reason=Subquery(latest.order_by("-id").values("reason")[:1])).filter(
+            decay_reason=chosen.reason
+        )
+    return qs
+
+
+def forgotten_ids(chosen: ForgottenFilter) -> list[int]:
+    """The ids `chosen` selects, most recently forgotten first: what an act on every match
+    (restore all matching) acts on."""
+    return list(forgotten_nodes(chosen).order_by("-decayed_at", "-id").values_list("id", flat=True))
