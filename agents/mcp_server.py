@@ -33,12 +33,13 @@ from memory.models import ApiToken
 from memory.tokens import active_token
 
 INSTRUCTIONS = (
-    "Grove is the owner's reviewable memory. recall gives previews (never bodies); read gives a "
-    "body and counts as a read; context gives the bodies that fit a token budget; remember "
-    "writes a node that must name its origins (node ids it came from); commit_turn records an "
-    "exchange of this conversation; walk moves along the graph with tickets; propose asks the "
-    "owner to root a node; ask_question, question_link and open_questions tend questions. Only "
-    "the owner roots."
+    "Grove is the owner's reviewable memory. recall gives previews (never bodies) of live nodes "
+    "and says how many forgotten ones also matched; dig looks into the forgotten; read gives a "
+    "body and counts as a read (reading a node your dig found brings it back); context gives "
+    "the bodies that fit a token budget; remember writes a node that must name its origins "
+    "(node ids it came from); commit_turn records an exchange of this conversation; walk moves "
+    "along the graph with tickets; propose asks the owner to root a node; ask_question, "
+    "question_link and open_questions tend questions. Only the owner roots."
 )
 
 
@@ -119,7 +120,7 @@ def _add_write_tools(server: MCPServer, token_name: str) -> None:
 
 
 def _add_read_tools(server: MCPServer, token_name: str) -> None:
-    """recall, read, context and walk (read and context count as reads)."""
+    """recall, dig, read, context and walk (read and context count as reads)."""
 
     @server.tool()
     def recall(
@@ -129,9 +130,11 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
         as_of: str = "",
         why: bool = False,
     ) -> dict[str, Any]:
-        """Previews for a query, best first: jurisdiction, id, trust, kind, excerpt, source.
-        Never bodies (use read). scope: home (made here), wild (brought in) or both.
-        why: each preview also says briefly why it was found (words, vector, via #id, date)."""
+        """Previews of live nodes for a query, best first: jurisdiction, id, trust, kind,
+        excerpt, source. Never bodies (use read). scope: home (made here), wild (brought in) or
+        both. why: each preview also says briefly why it was found (words, vector, via #id,
+        date). forgotten_matches: how many forgotten (decayed) nodes also matched; when it is
+        above 0 and the results do not answer, call dig."""
         return _run(
             token_name,
             lambda token: api.recall_packets(
@@ -140,8 +143,25 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
         )
 
     @server.tool()
+    def dig(
+        query: str,
+        scope: Literal["home", "wild", "both"] = "home",
+        limit: int = 10,
+        why: bool = False,
+    ) -> dict[str, Any]:
+        """Previews of forgotten (decayed) nodes for a query, ranked as recall ranks, each with
+        decayed_at and decayed_why (why it was let go, in words). Dig when recall found nothing
+        good enough or says forgotten_matches > 0 for what you need. Digging brings nothing
+        back; reading a node you dug up (read) brings it back, with what it holds. Logged."""
+        return _run(
+            token_name,
+            lambda token: api.dig_packets(token, q=query, scope=scope, limit=limit, why=why),
+        )
+
+    @server.tool()
     def read(node_id: int) -> dict[str, Any]:
-        """The full body of one node (counts as a read)."""
+        """The full body of one node (counts as a read). A forgotten node found by your own dig
+        within a day is brought back by reading it; otherwise forgotten ids are not_found."""
         return _run(token_name, lambda token: api.read_node(token, node_id))
 
     @server.tool()

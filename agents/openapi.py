@@ -205,7 +205,8 @@ SPEC: dict[str, Any] = {
         },
         "/nodes/{node_id}": {
             "get": {
-                "summary": "Read one node's full body (counts as an access)",
+                "summary": "Read one node's full body (counts as an access); a forgotten node "
+                "your own dig found within a day is brought back by this read (404 otherwise)",
                 "parameters": [NODE_ID, AS_OF],
                 "responses": {"200": _json({"type": "object"}, "the node"), **READ_ERRORS},
             }
@@ -353,9 +354,62 @@ SPEC: dict[str, Any] = {
                     "200": _json(
                         {
                             "type": "object",
-                            "properties": {"results": {"type": "array", "items": _ref("Packet")}},
+                            "properties": {
+                                "results": {"type": "array", "items": _ref("Packet")},
+                                "forgotten_matches": {
+                                    "type": "integer",
+                                    "description": "decayed nodes you may see that also "
+                                    "matched (at most 1000): GET /dig finds them",
+                                },
+                            },
                         },
-                        "packets, best first",
+                        "live packets, best first, and how many forgotten nodes matched",
+                    ),
+                    **READ_ERRORS,
+                },
+            }
+        },
+        "/dig": {
+            "get": {
+                "summary": "Previews of forgotten (decayed) nodes for a query, ranked as recall "
+                "ranks, each saying when and why it decayed; logged as a dig. Dig when recall "
+                "answers nothing good enough and names forgotten_matches. Reading one of these "
+                "ids (GET /nodes/{node_id}) within a day brings it back, with what it holds",
+                "parameters": [
+                    _query("q", {"type": "string"}, "the query", required=True),
+                    _query("scope", {"enum": ["home", "wild", "both"]}, "default home"),
+                    _query("domain", {"type": "string"}, "narrow to these of the token's"),
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "max 100"),
+                    _query("why", {"type": "boolean"}, "each packet says why it was found"),
+                ],
+                "responses": {
+                    "200": _json(
+                        {
+                            "type": "object",
+                            "properties": {
+                                "results": {
+                                    "type": "array",
+                                    "items": {
+                                        "allOf": [
+                                            _ref("Packet"),
+                                            {
+                                                "type": "object",
+                                                "properties": {
+                                                    "decayed": {"type": "boolean"},
+                                                    "decayed_at": {
+                                                        "type": "string",
+                                                        "format": "date-time",
+                                                    },
+                                                    "decay_reason": {"type": "string"},
+                                                    "decayed_why": {"type": "string"},
+                                                },
+                                            },
+                                        ]
+                                    },
+                                }
+                            },
+                        },
+                        "forgotten packets, best first",
                     ),
                     **READ_ERRORS,
                 },

@@ -31,6 +31,7 @@ from memory.extract import extract
 from memory.models import ApiToken, Kind, Node
 from memory.read import read, visible_node
 from memory.recall import recall
+from memory.recall.dig import dig, dug_recently, forgotten_matches, revive_dug
 from memory.scroll import commit_turn as scroll_commit
 from memory.tokens import actor_of
 from memory.trust import trust_map
@@ -204,9 +205,10 @@ def recall_packets(
     as_of: Any = None,
     why: Any = None,
 ) -> dict[str, Any]:
-    """Previews (never bodies) for a query, in the token's domains. Logged by recall; does not
-    count as reading. With `why`, each packet says briefly why it is there. Refuses (Invalid)
-    an empty query, a bad scope, limit, as_of or why."""
+    """Previews (never bodies) for a query, in the token's domains, and forgotten_matches: how
+    many decayed nodes the token may see also matched (a dig would find them). Logged by recall;
+    does not count as reading. With `why`, each packet says briefly why it is there. Refuses
+    (Invalid) an empty query, a bad scope, limit, as_of or why."""
     params.check_text([q, scope, domain, limit, as_of, why])
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
@@ -217,7 +219,7 @@ def recall_packets(
     domains = _read_domains(token, params.domains_param(domain))
     if not domains:
         # Never hand recall an empty list: it must not be mistaken for "every domain".
-        return {"results": []}
+        return {"results": [], "forgotten_matches": 0}
     results = recall(
         q,
         scope=scope,
@@ -227,19 +229,55 @@ def recall_packets(
         actor=actor_of(token),
         why=explain,
     )
+    return {
+        "results": results,
+        "forgotten_matches": forgotten_matches(q, scope=scope, domains=domains),
+    }
+
+
+def dig_packets(
+    token: ApiToken,
+    *,
+    q: Any,
+    scope: Any = None,
+    domain: Any = None,
+    limit: Any = None,
+    why: Any = None,
+) -> dict[str, Any]:
+    """Previews of decayed nodes for a query, in the token's domains, each saying when and why
+    it decayed (memory.recall.dig). Logged as a dig; brings nothing back: reading one of these
+    ids within a day (read_node) does. Refuses (Invalid) what recall_packets refuses."""
+    params.check_text([q, scope, domain, limit, why])
+    if not isinstance(q, str) or not q.strip():
+        raise Invalid("q (the query) is required", code="missing_field")
+    scope = params.scope(scope)
+    limit = params.integer(limit, name="limit", low=1, high=MAX_RECALL_LIMIT, default=10)
+    explain = params.flag(why, name="why")
+    domains = _read_domains(token, params.domains_param(domain))
+    if not domains:
+        return {"results": []}
+    results = dig(q, scope=scope, domains=domains, limit=limit, actor=actor_of(token), why=explain)
     return {"results": results}
 
 
 def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, Any]:
     """The full body of one node in the token's domains; counts as an access (read clock: store).
 
-    Refuses (NotFound) anything outside the token's domains, sealed or rejected."""
+    A decayed node this token dug up within a day (memory.recall.dig.DUG_WINDOW) is brought back
+    first, with what it holds (revived, dug_and_read): reading what a dig found is use. Refuses
+    (NotFound) anything outside the token's domains, sealed or rejected, and a decayed node the
+    token did not dig up: the same answer as for a missing id."""
     _visible_node(token, node_id)
     actor = actor_of(token)
+    when = params.as_of(as_of)
+    if (
+        when is None
+        and Node.objects.filter(pk=node_id, decayed_at__isnull=False).exists()
+        and dug_recently(actor, node_id)
+    ):
+        revive_dug(node_id, actor=actor)
     # holder: a wild body the agent reads is cited by its next turn (custody of what it saw).
-    return read(
-        node_id, domains=list(token.domains), actor=actor, as_of=params.as_of(as_of), holder=actor
-    )
+    return read(node_id, domains=list(token.domains), actor=actor, as_of=when, holder=actor)
 
 
 def _readable(token: ApiToken, node_id: int, *, as_of: datetime | None = None) -> None:

@@ -30,6 +30,7 @@ urlpatterns = [
     ),
     path("turns", api.turns, name="api_turns"),
     path("recall", api.recall_view, name="api_recall"),
+    path("dig", api.dig_view, name="api_dig"),
     path("context", api.context_view, name="api_context"),
     *(
         path(f"walk/{action}", api.walk_view, {"action": action}, name=f"api_walk_{action}")

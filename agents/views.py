@@ -21,6 +21,7 @@ from agents.operations import (
     authority,
     commit_turn,
     context,
+    dig_packets,
     extract_part,
     link_question,
     open_questions,
@@ -183,6 +184,22 @@ def recall_view(
         domain=",".join(domains) if domains else None,
         limit=data.get("limit"),
         as_of=data.get("as_of"),
+        why=data.get("why"),
+    )
+
+
+@agent_endpoint("GET")
+def dig_view(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
+    check_fields(data, allowed=frozenset({"q", "scope", "domain", "limit", "why"}), required=("q",))
+    domains = request.GET.getlist("domain")
+    return 200, dig_packets(
+        token,
+        q=data.get("q"),
+        scope=data.get("scope"),
+        domain=",".join(domains) if domains else None,
+        limit=data.get("limit"),
         why=data.get("why"),
     )
 

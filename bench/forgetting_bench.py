@@ -1,15 +1,22 @@
 """The forgetting simulator: a year of use, day by day under time-machine, through the real write
 path (commit_turn, write_node), real recall and read, and the real run_sleep nightly, for each
 policy on its own fresh database. Reported per month: arrived, live, decayed, permanent, regret
-(needs whose node had decayed) and net recall@10 (needs whose node was live and in the top 10).
+(needs whose node had decayed and was not found) and net recall@10 (needs whose node was found
+in the top 10, live or, with a dig, dug up), and the queries the agent spent.
 report() writes the Markdown section, the default threshold by RULE and the chart
 (docs/bench/forgetting.svg).
 
+A policy "reach N d + dig" is "reach N d" with the agent's dig (memory/recall/dig.py): when live
+recall's top 10 miss the needed node and recall names forgotten matches (or answers nothing),
+the agent digs with the same words and, if the node is among the dug-up 10, reads it through the
+agents' door (operations.read_node), which brings it back with what it holds.
+
 Usage: python -m bench --only forgetting [--days 365] [--scale 0.1] [--policies "keep
-everything,reach 90 d"]. `scale` multiplies every daily count below (stochastic rounding): the
-default 0.1 keeps a year to minutes; scale 1 (the full workload) costs about 4 s of CPU a day
-in month 1 and grows with the store, mostly in the nightly integrity checks. With keep everything
-among the policies, each "reach N d" starts from its day-N snapshot (see _snapshot).
+everything,reach 90 d,reach 90 d + dig"]. `scale` multiplies every daily count below
+(stochastic rounding): the default 0.1 keeps a year to minutes; scale 1 (the full workload)
+costs about 4 s of CPU a day in month 1 and grows with the store, mostly in the nightly
+integrity checks. With keep everything among the policies, each "reach N d" (with a dig or
+without) starts from its day-N snapshot (see _snapshot).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 # --- the workload: one person's day of use (per day, before `scale`) ----------------------------
@@ -54,6 +62,8 @@ class Month:
     permanent: int = 0
     protected_decayed: int = 0
     integrity: int = 0  # violations of all of sleep's integrity checks at the month's end
+    queries: int = 0  # recalls and digs the agent spent
+    dug: int = 0  # needs found by a dig (their node had decayed), read and so brought back
     seconds: dict[str, float] = field(default_factory=dict)  # arrive / needs / sleep, wall clock
 
 
@@ -65,6 +75,7 @@ class State:
     index: dict[int, int] = field(default_factory=dict)  # node id -> position in arrivals
     total: int = 0  # nodes at the last month's end
     nightly_integrity: bool = True
+    dig: bool = False  # the agent digs when live recall misses and names forgotten matches
     months: list[Month] = field(default_factory=list)
 
 
@@ -139,10 +150,10 @@ def _never_read(rng: random.Random, st: State, cut: int) -> list[tuple[int, int,
 
 
 def _need(day: int, rng: random.Random, st: State, month: Month) -> None:
-    """One need: pick a node by the need mix, recall with words of its body, read it if found."""
+    """One need: pick a node by the need mix, recall with words of its body (through the agents'
+    door, as the agent would), dig when st.dig and recall missed, and read it if found."""
+    from agents.operations import dig_packets, read_node, recall_packets
     from memory.models import Node
-    from memory.read import read
-    from memory.recall import recall
 
     # arrivals are in day order: the recent ones are a suffix, found by bisection, and the
     # never-read older ones are drawn by rejection, so a need costs O(reads), not O(arrivals)
@@ -161,16 +172,37 @@ def _need(day: int, rng: random.Random, st: State, month: Month) -> None:
     words = [w.strip(".()") for w in body.split() if len(w) > 3]
     query = " ".join(rng.sample(words, min(QUERY_WORDS, len(words))))
     month.needs += 1
-    if Node.objects.filter(pk=node_id, decayed_at__isnull=False).exists():
-        month.regret += 1
+    if not st.dig and Node.objects.filter(pk=node_id, decayed_at__isnull=False).exists():
+        month.regret += 1  # recall cannot find it; without a dig, nothing else will
         return
-    found = [p["id"] for p in recall(query, scope="both", limit=TOP_K, actor="agent:bench")]
-    if node_id in found:
-        month.hits += 1
-        read(node_id, actor="agent:bench", holder="agent:bench")
-        if node_id not in st.read:
-            st.read.add(node_id)
-            st.read_at.append(st.index[node_id])
+    answer = recall_packets(_agent(), q=query, scope="both", limit=TOP_K)
+    month.queries += 1
+    found = [p["id"] for p in answer["results"]]
+    if node_id not in found and st.dig and (answer["forgotten_matches"] or not found):
+        month.queries += 1
+        found = [
+            p["id"] for p in dig_packets(_agent(), q=query, scope="both", limit=TOP_K)["results"]
+        ]
+        if node_id in found:
+            month.dug += 1
+    if node_id not in found:
+        if Node.objects.filter(pk=node_id, decayed_at__isnull=False).exists():
+            month.regret += 1
+        return
+    month.hits += 1
+    read_node(_agent(), node_id)
+    if node_id not in st.read:
+        st.read.add(node_id)
+        st.read_at.append(st.index[node_id])
+
+
+def _agent() -> Any:
+    """The simulated agent's token (every domain the workload writes to), made on first use."""
+    from memory.models import ApiToken
+    from memory.tokens import create_token
+
+    token = ApiToken.objects.filter(name="bench").first()
+    return token or create_token(name="bench", domains=["personal"])[0]
 
 
 def _old_gate() -> None:
@@ -292,7 +324,7 @@ def simulate(
 
     from bench.synthetic import _vocabulary, use_database
 
-    age = int(policy.split()[1]) if policy.startswith("reach") else NEVER
+    age = _age(policy) or NEVER
     old_age, settings.GROVE_DECAY_MIN_AGE_DAYS = settings.GROVE_DECAY_MIN_AGE_DAYS, age
     old_anchor = settings.GROVE_CHAIN_ANCHOR
     rng, vocab, st, month, first = (
@@ -320,6 +352,7 @@ def simulate(
                 stack.enter_context(use_database(path))
                 call_command("migrate", verbosity=0)
             st.nightly_integrity = nightly_integrity
+            st.dig = policy.endswith("+ dig")
             for day in range(first, days):
                 if snapshots and day in snapshots:
                     _snapshot(snapshots[day], (day, rng.getstate(), st, month))
@@ -446,6 +479,34 @@ def _chart(results: dict[str, list[Month]], arrived: list[int]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def side_by_side(results: dict[str, list[Month]], arrived: list[int]) -> list[str]:
+    """One row per month, each policy's live share, regret, net recall@10 and queries spent
+    (recalls plus digs; a dig policy's dug column: needs a dig found and brought back)."""
+    names = list(results)
+    head = " | ".join(f"{n}: live, regret, recall@10, queries" for n in names)
+    lines = [
+        "Side by side, per month (live as a share of all arrivals so far; queries: recalls "
+        "plus digs; with a dig, the needs it found are in brackets):",
+        "",
+        f"| month | {head} |",
+        "|---:|" + "---|" * len(names),
+    ]
+    for i in range(max(len(m) for m in results.values())):
+        cells = []
+        for n in names:
+            if i >= len(results[n]):
+                cells.append("")
+                continue
+            m = results[n][i]
+            dug = f" ({m.dug} dug)" if n.endswith("+ dig") else ""
+            cells.append(
+                f"{m.live / max(1, arrived[i]):.0%}, {m.regret}/{m.needs}, "
+                f"{m.hits / max(1, m.needs):.2f}{dug}, {m.queries}"
+            )
+        lines.append(f"| {i + 1} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def summary(results: dict[str, list[Month]]) -> list[str]:
     """Months 1-12 per policy (live share at month 12, regret, net recall@10, and net recall@10
     of months 10-12 alone), the default threshold by RULE, and whether it pays for itself."""
@@ -539,6 +600,6 @@ def report(
                 f" | {m.decayed} | {m.permanent} | {m.regret}/{m.needs} | "
                 f"{m.hits / max(1, m.needs):.2f} | {m.protected_decayed} | {m.integrity} |"
             )
-    lines += ["", *summary(results), ""]
+    lines += ["", *side_by_side(results, arrived), "", *summary(results), ""]
     lines.append("Seconds per policy: " + ", ".join(f"{p} {t:.0f}" for p, t in took.items()) + ".")
     return "\n".join(lines)

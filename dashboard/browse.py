@@ -31,6 +31,7 @@ from memory.models import (
     Trust,
 )
 from memory.packets import EXCERPT_CHARS, excerpt_of
+from memory.recall.dig import ForgottenFilter, forgotten_nodes
 from memory.trust import trust_map
 from memory.visibility import HIDDEN_TRUST, MAX_ID
 
@@ -220,12 +221,11 @@ def decay_events(node_ids: list[int]) -> dict[int, dict[str, Any]]:
 
 
 def forgotten(params: Mapping[str, str]) -> Page:
-    """One page of decayed nodes, most recently forgotten first, each with its decay event.
-    Refuses (Invalid) nothing but what filter_nodes refuses for `domain`."""
-    qs = Node.objects.filter(decayed_at__isnull=False)
-    domain = (params.get("domain") or "").strip()
-    if domain:
-        qs = qs.filter(domain=domain)
+    """One page of decayed nodes, most recently forgotten first, each with its decay event,
+    narrowed by the filters of memory.recall.dig.ForgottenFilter (words, reason, domain, kind,
+    author, origin, since, until). Refuses (Invalid) a day that is not YYYY-MM-DD."""
+    chosen = ForgottenFilter.of(params)
+    qs = forgotten_nodes(chosen)
     number = page_number(params.get("page"))
     start = (number - 1) * PER_PAGE
     found = list(row_values(qs.order_by("-decayed_at", "-id"))[start : start + PER_PAGE + 1])
@@ -234,9 +234,7 @@ def forgotten(params: Mapping[str, str]) -> Page:
     for row in rows:
         row["event"] = events.get(row["id"])
         row["age_days"] = _days(row["decayed_at"], row["created_at"])
-    return Page(
-        rows=rows, number=number, has_next=len(found) > PER_PAGE, filters={"domain": domain}
-    )
+    return Page(rows=rows, number=number, has_next=len(found) > PER_PAGE, filters=chosen.values())
 
 
 def _days(later: datetime | None, earlier: datetime | None) -> int | None:

@@ -9,7 +9,9 @@ from django.views.decorators.http import require_GET
 
 from dashboard.browse import FACETS, LIFECYCLES, SORT_LABELS, Page, browse, forgotten
 from memory.errors import Invalid
-from memory.models import Jurisdiction, Kind, Node, Trust
+from memory.models import DecayReason, Jurisdiction, Kind, Node, Trust
+from memory.reasons import reason_words
+from memory.recall.dig import FILTERS
 from web.htmx import HtmxHttpRequest
 
 
@@ -59,11 +61,22 @@ def browse_nodes(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 def forgotten_nodes(request: HtmxHttpRequest) -> HttpResponse:
-    """Decayed nodes, newest decay first: when, why in words, and a restore button."""
+    """Decayed nodes, newest decay first: when, why in words, and a restore button; looked up
+    by words and narrowed by reason, domain, kind, author, origin and when let go."""
+    status, error = 200, ""
+    try:
+        page = forgotten(request.GET)
+    except Invalid as refused:
+        status, error, page = 400, refused.message, Page(rows=[], number=1, has_next=False)
+        page.filters = {name: request.GET.get(name, "") for name in FILTERS}
     context = {
-        "page": forgotten(request.GET),
+        "page": page,
+        "error": error,
         "domains": _domains(),
+        "kinds": Kind.values,
+        "reasons": [(code, reason_words(code)) for code in DecayReason.values],
+        "chips": _chips(request, page.filters),
         "node_base": reverse("node", args=[0]).removesuffix("0/"),
         "here": request.get_full_path(),
     }
-    return render(request, "dashboard/forgotten.html", context)
+    return render(request, "dashboard/forgotten.html", context, status=status)

@@ -2,7 +2,9 @@
 owner's browsing is inspection, not use).
 
 The owner searches both jurisdictions unless they narrow it; results page on 20 at a time (up
-to recall's 100); an empty query lists the most recent nodes instead of nothing.
+to recall's 100); an empty query lists the most recent nodes instead of nothing. A search says
+how many forgotten nodes also match (linking to /forgotten/); "Search what was forgotten"
+(forgotten=1) digs instead (memory.recall.dig), which brings nothing back: only Restore does.
 """
 
 from __future__ import annotations
@@ -21,17 +23,28 @@ from dashboard.view_helpers import OWNER_ACTOR, as_of_param
 from memory.errors import Invalid
 from memory.models import Node
 from memory.recall import MAX_LIMIT, query_terms, recall
+from memory.recall.dig import dig, forgotten_matches
 from memory.visibility import SCOPES, Visibility
 from web.htmx import HtmxHttpRequest
 
 RESULTS = 20
 
 
-def _found(query: str, *, page: int, **options: Any) -> tuple[list[dict[str, Any]], bool]:
+def _found(
+    query: str, *, page: int, forgotten: bool, **options: Any
+) -> tuple[list[dict[str, Any]], bool]:
     """Results 1..page*RESULTS, each with its domain and a highlighted excerpt; and whether
-    there are more (one extra asked for, within recall's limit)."""
+    there are more (one extra asked for, within recall's limit). `forgotten`: a dig (the
+    decayed nodes only; as of and superseded do not apply)."""
     shown = min(page * RESULTS, MAX_LIMIT)
-    results = recall(query, limit=min(shown + 1, MAX_LIMIT), actor=OWNER_ACTOR, why=True, **options)
+    limit = min(shown + 1, MAX_LIMIT)
+    if forgotten:
+        options.pop("include_superseded", None)
+        if options.pop("as_of", None) is not None:
+            raise Invalid("a search of what was forgotten looks at now; clear As of")
+        results = dig(query, limit=limit, actor=OWNER_ACTOR, why=True, **options)
+    else:
+        results = recall(query, limit=limit, actor=OWNER_ACTOR, why=True, **options)
     domains = dict(
         Node.objects.filter(pk__in=[r["id"] for r in results]).values_list("id", "domain")
     )
@@ -65,22 +78,28 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     scope = request.GET.get("scope", "both")
     domain = request.GET.get("domain", "").strip()
     superseded = request.GET.get("superseded") == "1"
+    in_forgotten = request.GET.get("forgotten") == "1"
     page = page_number(request.GET.get("page"))
     as_of, error = as_of_param(request)
     results: list[dict[str, Any]] = []
     recent: list[dict[str, Any]] = []
     more = False
+    also = 0
     if not error:
         try:
             if query:
+                domains = [domain] if domain else None
                 results, more = _found(
                     query,
                     page=page,
+                    forgotten=in_forgotten,
                     scope=scope,
-                    domains=[domain] if domain else None,
+                    domains=domains,
                     as_of=as_of,
                     include_superseded=superseded,
                 )
+                if not in_forgotten:
+                    also = forgotten_matches(query, scope=scope, domains=domains)
             else:
                 recent = _recent(scope=scope, domain=domain, as_of=as_of)
         except Invalid as refused:
@@ -92,6 +111,8 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
         "domain": domain,
         "domains": Node.objects.values_list("domain", flat=True).distinct().order_by("domain"),
         "superseded": superseded,
+        "in_forgotten": in_forgotten,
+        "forgotten_matches": also,
         "as_of": as_of,
         "as_of_value": widget_value(as_of) if as_of else request.GET.get("as_of", ""),
         "error": error,

@@ -13,7 +13,7 @@ from django.utils import timezone
 from memory.cites import pend_cite
 from memory.errors import NotFound
 from memory.models import Jurisdiction, Node
-from memory.visibility import Visibility, lawful_trust, live_at
+from memory.visibility import Visibility, lawful_trust
 
 _MISSING = "no node {id} here"
 
@@ -36,7 +36,7 @@ def visible_node(
         or (vis.domains is not None and node.domain not in vis.domains)
         or (vis.scope != "both" and node.jurisdiction != vis.scope)
         or (vis.as_of is not None and node.created_at > vis.as_of)
-        or not live_at([node.pk], as_of=vis.as_of)
+        or not vis.alive([node.pk])
     ):
         raise NotFound(_MISSING.format(id=node_id))
     trusts = lawful_trust([node.pk], as_of=vis.as_of, include_superseded=include_superseded)

@@ -13,6 +13,10 @@ REASON_WORDS: dict[str, str] = {
     "consolidated": "folded into a synthesis",
     "owner_let_go": "you let it go",
     "unreachable": "nothing alive holds it",
+    # What brought a forgotten node back.
+    "dug_and_read": "an agent dug it up and read it",
+    "held_by_dug": "a node an agent dug up and read holds it",
+    "held_by_restore": "a node you restored holds it",
     # The owner's other lifecycle acts.
     "owner_restore": "you restored it",
     "owner_keep": "you kept it",

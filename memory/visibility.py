@@ -4,6 +4,8 @@ A caller names its domains (None: every domain, the owner), a scope (home, wild 
 instant (as_of; None: now). From these:
 - a node outside the domains, or outside the scope, does not exist for the caller;
 - liveness is judged now from the decayed flag, or as of T from the latest lifecycle event;
+  a dig (forgotten: memory.recall.dig) turns it over: only nodes decayed now exist for it, under
+  every other rule unchanged;
 - sealed and rejected words are never shown, now or as of any past instant, and a node sealed or
   rejected now stays hidden from every past view; superseded nodes only where the caller asks.
 recall, read, walk, authority, the graph, the agents' door and the dashboard all ask here.
@@ -39,14 +41,18 @@ MAX_ID = 2**63 - 1
 
 @dataclass(frozen=True)
 class Visibility:
-    """What a caller may see: None domains means every domain; as_of None means now."""
+    """What a caller may see: None domains means every domain; as_of None means now. With
+    `forgotten`, the decayed nodes now instead of the live ones (a dig; never as of T)."""
 
     domains: tuple[str, ...] | None
     scope: str
     as_of: datetime | None
+    forgotten: bool = False
 
     @classmethod
-    def of(cls, *, domains: Iterable[str] | None, scope: str, as_of: Any) -> Visibility:
+    def of(
+        cls, *, domains: Iterable[str] | None, scope: str, as_of: Any, forgotten: bool = False
+    ) -> Visibility:
         if scope not in SCOPES:
             raise Invalid(
                 f"unknown scope {scope!r}; expected one of: {', '.join(SCOPES)}", code="bad_scope"
@@ -55,10 +61,17 @@ class Visibility:
             if isinstance(domains, str):
                 domains = [domains]
             domains = tuple(dict.fromkeys(str(d) for d in domains))
-        return cls(domains=domains, scope=scope, as_of=parse_instant(as_of, field="as_of"))
+        when = parse_instant(as_of, field="as_of")
+        if forgotten and when is not None:
+            # What was forgotten is judged now: a past view has its own liveness (live_at).
+            raise Invalid(
+                "a dig looks at what is forgotten now; as_of is not allowed", code="bad_as_of"
+            )
+        return cls(domains=domains, scope=scope, as_of=when, forgotten=forgotten)
 
     def sql(self, alias: str = "n") -> tuple[str, list[Any]]:
-        """WHERE clauses (joined by AND) for the immutable columns plus liveness now."""
+        """WHERE clauses (joined by AND) for the immutable columns plus liveness now (decay
+        now, for a dig)."""
         clauses: list[str] = []
         params: list[Any] = []
         if self.domains is not None:
@@ -70,7 +83,9 @@ class Visibility:
         if self.scope != "both":
             clauses.append(f"{alias}.jurisdiction = %s")
             params.append(self.scope)
-        if self.as_of is None:
+        if self.forgotten:
+            clauses.append(f"{alias}.decayed_at IS NOT NULL")
+        elif self.as_of is None:
             clauses.append(f"{alias}.decayed_at IS NULL")
         else:
             clauses.append(f"{alias}.created_at <= %s")
@@ -100,6 +115,28 @@ class Visibility:
             then = created <= self.as_of.timestamp()
             mask = then if mask is None else mask & then
         return mask
+
+    def alive(self, node_ids: Iterable[int]) -> set[int]:
+        """Which of these nodes are in the state the caller sees: live (now or at as_of,
+        live_at), or for a dig decayed now."""
+        if not self.forgotten:
+            return live_at(node_ids, as_of=self.as_of)
+        return decayed_now(node_ids)
+
+
+def decayed_now(node_ids: Iterable[int]) -> set[int]:
+    """Which of these nodes are decayed now (the flag)."""
+    ids = list(dict.fromkeys(node_ids))
+    found: set[int] = set()
+    with connection.cursor() as cursor:
+        for chunk in chunks(ids):
+            cursor.execute(
+                f"SELECT id FROM memory_node WHERE id IN ({','.join(['%s'] * len(chunk))}) "
+                "AND decayed_at IS NOT NULL",
+                chunk,
+            )
+            found.update(row[0] for row in cursor.fetchall())
+    return found
 
 
 def db_time(value: datetime) -> Any:
@@ -250,8 +287,7 @@ def lawful(ids: Iterable[int], vis: Visibility) -> dict[int, str]:
             [*ids, *params],
         )
         inside = [row[0] for row in cursor.fetchall()]
-    alive = live_at(inside, as_of=vis.as_of)
-    return lawful_trust(alive, as_of=vis.as_of, include_superseded=True)
+    return lawful_trust(vis.alive(inside), as_of=vis.as_of, include_superseded=True)
 
 
 def node_in_domains(node_id: Any, *, domains: Iterable[str] | None = None) -> Node:

@@ -18,9 +18,11 @@ class RecallLog(models.Model):
     as_of = models.DateTimeField(null=True, blank=True)
     result_ids = models.JSONField(default=list)
     took_ms = models.FloatField(default=0)
+    # A dig (memory.recall.dig): a look into the decayed nodes only, not an ordinary recall.
+    dig = models.BooleanField(default=False, db_default=False)
 
     def __str__(self) -> str:
-        return f"recall {self.query[:40]!r} by {self.actor}"
+        return f"{'dig' if self.dig else 'recall'} {self.query[:40]!r} by {self.actor}"
 
 
 class SleepRun(models.Model):

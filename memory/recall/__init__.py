@@ -118,6 +118,7 @@ def recall(
     include_superseded: bool = False,
     actor: str = "owner",
     why: bool = False,
+    forgotten: bool = False,
 ) -> list[dict[str, Any]]:
     """Ranked previews of what the caller may see about `query`; logs a RecallLog row.
 
@@ -128,11 +129,13 @@ def recall(
     1..100 and a naive or unparseable as_of. A query with no words returns [] (still logged).
     With `why`, each packet carries a short reason it is there (at most why.WHY_CHARS characters:
     matched words, vector cosine, via #id, speaker, date).
+    With `forgotten` (a dig, memory.recall.dig), the same ranking over the decayed nodes only, under
+    the same visibility otherwise (never as of T); the log row says it was a dig.
     """
     started = time.perf_counter()
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise Invalid(f"limit must be between 1 and {MAX_LIMIT}", code="bad_limit")
-    vis = Visibility.of(domains=domains, scope=scope, as_of=as_of)
+    vis = Visibility.of(domains=domains, scope=scope, as_of=as_of, forgotten=forgotten)
     query = query if isinstance(query, str) else ""
     terms = query_terms(query)
     results: list[dict[str, Any]] = []
@@ -150,6 +153,7 @@ def recall(
         as_of=vis.as_of,
         result_ids=[p["id"] for p in results],
         took_ms=round(took_ms, 3),
+        dig=forgotten,
     )
     return results
 

@@ -40,7 +40,7 @@ from memory.recall.lexical import (
     trigram_candidates,
 )
 from memory.recall.why import reasons as _reasons
-from memory.visibility import Visibility, db_time, lawful_trust, live_at
+from memory.visibility import Visibility, db_time, lawful_trust
 
 FTS_CANDIDATES = 100
 # Candidates that get their rows read, the signer boost and the session lift: a fixed floor,
@@ -279,8 +279,9 @@ def _lift(
     liveness (as of T) and trust; returns node -> (seed, what led there)."""
     reached = {n for ns in neighbours.values() for n, _ in ns} - set(trusts)
     if reached:
-        # The neighbour query already kept to live nodes now; as of T, liveness is re-derived.
-        alive = live_at(reached, as_of=vis.as_of) if vis.as_of is not None else reached
+        # The neighbour query already kept to live nodes now (decayed ones for a dig); as of
+        # T, liveness is re-derived.
+        alive = vis.alive(reached) if vis.as_of is not None else reached
         trusts.update(lawful_trust(alive, as_of=vis.as_of, include_superseded=include_superseded))
     lifted: dict[int, float] = {}
     via: dict[int, tuple[int, str]] = {}
@@ -296,7 +297,7 @@ def _lift(
 
 
 def _lawful(ids: Any, vis: Visibility, include_superseded: bool) -> dict[int, str]:
-    alive = live_at(ids, as_of=vis.as_of)
+    alive = vis.alive(ids)
     return lawful_trust(alive, as_of=vis.as_of, include_superseded=include_superseded)
 
 

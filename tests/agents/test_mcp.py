@@ -7,6 +7,7 @@ import os
 import pytest
 from mcp.client.session import ClientSession
 
+from memory.forgetting import let_go
 from memory.models import Node, RecallLog
 from memory.tokens import create_token, revoke_token
 from memory.write import write_node
@@ -97,3 +98,32 @@ def test_a_revoked_token_cannot_start_a_server(seeded):
         timeout=60,
     )
     assert done.returncode != 0 and "no active token" in done.stderr
+
+
+def test_an_agent_digs_up_a_forgotten_node_and_reading_it_brings_it_back(seeded):
+    db, seed = seeded
+    gone = write_node(
+        body="The lighthouse keeper's ledger of storms.",
+        kind="note",
+        jurisdiction="home",
+        signature="owner",
+        origins=[{"id": seed.pk}],
+    ).node
+    let_go(gone.pk, actor="owner")
+
+    async def script(session: ClientSession):
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        found = tool_data(await session.call_tool("recall", {"query": "lighthouse ledger"}))
+        dug = tool_data(await session.call_tool("dig", {"query": "lighthouse ledger"}))
+        body = tool_data(await session.call_tool("read", {"node_id": gone.pk}))
+        return tools, found, dug, body
+
+    tools, found, dug, body = mcp_session(db, "desk", script)
+    assert "forgotten_matches" in tools["recall"].description
+    assert "recall found nothing" in tools["dig"].description
+    assert (found["results"], found["forgotten_matches"]) == ([], 1)
+    assert [p["id"] for p in dug["results"]] == [gone.pk]
+    assert dug["results"][0]["decayed_why"] == "you let it go"
+    assert body["body"] == "The lighthouse keeper's ledger of storms."
+    assert Node.objects.get(pk=gone.pk).decayed_at is None
+    assert RecallLog.objects.filter(actor="agent:desk", dig=True).count() == 1

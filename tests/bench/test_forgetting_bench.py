@@ -59,3 +59,13 @@ def test_the_default_is_the_best_recall_under_the_live_bound_and_ties_go_to_reme
     assert "**Default threshold: reach 150 d.** At it forgetting pays for itself" in text
     results["reach 150 d"] = year(700, 80)
     assert "**Default threshold: reach 90 d.**" in "\n".join(summary(results))
+
+
+def test_the_agents_dig_finds_what_the_sweep_collected_and_brings_it_back(transactional_db):
+    months = simulate("reach 3 d + dig", days=12, scale=0.3, path=None)
+    assert sum(m.dug for m in months) > 0
+    assert sum(m.queries for m in months) > sum(m.needs for m in months)
+    assert Event.objects.filter(kind="revived", reason="dug_and_read").count() >= sum(
+        m.dug for m in months
+    )
+    assert [m.protected_decayed for m in months] == [0] * len(months)
