@@ -11,7 +11,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0018_fk_prefix_indexes"),
+        ("memory", "0019_decays_released"),
     ]
 
     operations = [
