@@ -326,6 +326,9 @@ def simulate(
 
     age = _age(policy) or NEVER
     old_age, settings.GROVE_DECAY_MIN_AGE_DAYS = settings.GROVE_DECAY_MIN_AGE_DAYS, age
+    # The simulated owner releases whatever the mass-forgetting guard holds back: the year
+    # measures forgetting itself, and the guard's price is the owner's review, not recall.
+    old_guard, settings.GROVE_DECAY_GUARD_SHARE = settings.GROVE_DECAY_GUARD_SHARE, 1.0
     old_anchor = settings.GROVE_CHAIN_ANCHOR
     rng, vocab, st, month, first = (
         random.Random(11),
@@ -364,6 +367,7 @@ def simulate(
                     month = Month()
     finally:
         settings.GROVE_DECAY_MIN_AGE_DAYS = old_age
+        settings.GROVE_DECAY_GUARD_SHARE = old_guard
         settings.GROVE_CHAIN_ANCHOR = old_anchor
     return st.months
 
