@@ -96,3 +96,17 @@ def test_a_page_or_age_in_other_digits_is_read_as_no_number(owner_client, root_n
 )
 def test_an_overflowing_id_in_a_page_path_is_not_found(owner_client, path):
     assert owner_client.get(path.format(HUGE)).status_code == 404
+
+
+@pytest.mark.parametrize("target", ["\ufffd", "overview", "javascript:alert(1)"])
+def test_a_next_that_is_not_a_local_path_goes_back_to_the_default(
+    owner_client, root_note, target
+):
+    question = questions.plant_question(
+        "why?", about=[root_note.pk], signature="owner", domain="personal"
+    )
+    response = owner_client.post(
+        f"/review/questions/{question.pk}/feed/", {"node": str(root_note.pk), "next": target}
+    )
+    assert response.status_code == 302
+    assert response["Location"].startswith("/")
