@@ -99,9 +99,7 @@ def test_an_overflowing_id_in_a_page_path_is_not_found(owner_client, path):
 
 
 @pytest.mark.parametrize("target", ["\ufffd", "overview", "javascript:alert(1)"])
-def test_a_next_that_is_not_a_local_path_goes_back_to_the_default(
-    owner_client, root_note, target
-):
+def test_a_next_that_is_not_a_local_path_goes_back_to_the_default(owner_client, root_note, target):
     question = questions.plant_question(
         "why?", about=[root_note.pk], signature="owner", domain="personal"
     )
