@@ -3,12 +3,17 @@
 `manage.py mcp --token NAME` runs it with that token's scope; the owner starts it locally (an MCP
 client such as Claude Desktop launches the command), so the token is named, not presented: its
 secret never needs to leave the database. The token is re-checked on every call, so revoking it
-stops a running session at its next tool call. Refusals come back as tool errors "code: message".
+stops a running session at its next tool call. Every tool error comes back as "code: message":
+Grove's refusals with their own code, arguments the tool schema refuses as bad_field (integers
+are strict: true, 1.5 and "1" are not integers), an unknown tool as unknown_tool, and a crash as
+server_error (its traceback stays in the server's log).
 
 The protocol library's parser (pydantic's jiter) drops, without a reply, any line it cannot read:
 a lone surrogate escape or an integer past 4,300 digits left the client waiting forever.
 serve_stdio screens each line first: what the library would drop is answered here (a tool error
-for tools/call, a JSON-RPC error otherwise), and everything else passes through untouched.
+for tools/call, a JSON-RPC error otherwise), and everything else passes through untouched. A batch
+(a JSON array) is refused with one Invalid Request error, as JSON-RPC 2.0 answers a batch it
+cannot take: MCP removed batching in its 2025-06-18 revision, and the library dropped the line.
 """
 
 from __future__ import annotations
@@ -17,14 +22,15 @@ import io
 import json
 import os
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
 import pydantic_core
 from django.db import close_old_connections
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
+from pydantic import Strict, ValidationError
 
 from agents import operations as api
 from agents.params import check_text
@@ -43,6 +49,41 @@ INSTRUCTIONS = (
 )
 
 
+# Integers as JSON integers only: pydantic's lax mode reads true as 1 and 1.0 as 1.
+Int = Annotated[int, Strict()]
+Flag = Annotated[bool, Strict()]
+
+
+def _coded(error: ToolError) -> str:
+    """A tool error's text as "code: message", whichever layer raised it."""
+    cause = error.__cause__
+    if isinstance(cause, ToolError) and not isinstance(cause, UnexpectedToolError):
+        return str(cause)  # Grove's own refusal (_run): already "code: message"
+    if isinstance(cause, ValidationError):
+        problems = [
+            f"{'.'.join(str(part) for part in e['loc']) or 'arguments'}: {e['msg']}"
+            for e in cause.errors(include_input=False, include_url=False)
+        ]
+        return f"bad_field: {'; '.join(problems)}"
+    if isinstance(error, UnexpectedToolError):
+        return "server_error: the tool failed; the server's log says why"
+    if str(error).startswith("Unknown tool"):
+        return f"unknown_tool: {error}"
+    return f"bad_request: {error}"
+
+
+class _CodedServer(MCPServer):
+    """MCPServer whose tool errors all carry their code (_coded)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:
+            raise UnexpectedToolError(_coded(exc)) from exc.__cause__
+        except ToolError as exc:
+            raise ToolError(_coded(exc)) from exc.__cause__
+
+
 def _run[T](name: str, operation: Callable[[ApiToken], T]) -> T:
     """Run one operation with the live token (re-read: revocation bites at once), turning a
     refusal into a tool error the model can read."""
@@ -56,7 +97,7 @@ def _run[T](name: str, operation: Callable[[ApiToken], T]) -> T:
 
 def build_server(*, token_name: str) -> MCPServer:
     """An MCP server whose tools act as the named token (scope, read-only, actor)."""
-    server = MCPServer(name="grove", instructions=INSTRUCTIONS)
+    server = _CodedServer(name="grove", instructions=INSTRUCTIONS)
     _add_write_tools(server, token_name)
     _add_read_tools(server, token_name)
     _add_question_tools(server, token_name)
@@ -107,12 +148,12 @@ def _add_write_tools(server: MCPServer, token_name: str) -> None:
         return _run(token_name, lambda token: api.commit_turn(token, data)[1])
 
     @server.tool()
-    def propose(node_id: int, reason: str = "") -> dict[str, Any]:
+    def propose(node_id: Int, reason: str = "") -> dict[str, Any]:
         """Ask the owner to root (adopt as ground) a node. Only the owner decides."""
         return _run(token_name, lambda token: api.propose(token, node_id, {"reason": reason}))
 
     @server.tool()
-    def extract(node_id: int, start: int, end: int) -> dict[str, Any]:
+    def extract(node_id: Int, start: Int, end: Int) -> dict[str, Any]:
         """Make the words body[start:end] of a node (character offsets, end excluded) a node of
         their own, verbatim, nested in it (walk deeper/shallower between them)."""
         data = {"start": start, "end": end}
@@ -126,9 +167,9 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
     def recall(
         query: str,
         scope: Literal["home", "wild", "both"] = "home",
-        limit: int = 10,
+        limit: Int = 10,
         as_of: str = "",
-        why: bool = False,
+        why: Flag = False,
     ) -> dict[str, Any]:
         """Previews of live nodes for a query, best first: jurisdiction, id, trust, kind,
         excerpt, source. Never bodies (use read). scope: home (made here), wild (brought in) or
@@ -146,8 +187,8 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
     def dig(
         query: str,
         scope: Literal["home", "wild", "both"] = "home",
-        limit: int = 10,
-        why: bool = False,
+        limit: Int = 10,
+        why: Flag = False,
     ) -> dict[str, Any]:
         """Previews of forgotten (decayed) nodes for a query, ranked as recall ranks, each with
         decayed_at and decayed_why (why it was let go, in words). Dig when recall found nothing
@@ -159,14 +200,14 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
         )
 
     @server.tool()
-    def read(node_id: int) -> dict[str, Any]:
+    def read(node_id: Int) -> dict[str, Any]:
         """The full body of one node (counts as a read). A forgotten node found by your own dig
         within a day is brought back by reading it; otherwise forgotten ids are not_found."""
         return _run(token_name, lambda token: api.read_node(token, node_id))
 
     @server.tool()
     def context(
-        query: str, budget: int = 2000, scope: Literal["home", "wild", "both"] = "home"
+        query: str, budget: Int = 2000, scope: Literal["home", "wild", "both"] = "home"
     ) -> dict[str, Any]:
         """Bodies for a query that fit a budget in approximate tokens (characters / 4), best
         first. Each body returned counts as a read."""
@@ -177,10 +218,10 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
     @server.tool()
     def walk(
         action: Literal["open", "around", "step", "read"],
-        node_id: int = 0,
+        node_id: Int = 0,
         ticket: str = "",
         direction: str = "",
-        target: int = 0,
+        target: Int = 0,
     ) -> dict[str, Any]:
         """Walk the graph. open(node_id) -> ticket; around(ticket) -> neighbours with routes;
         step(ticket, direction in/out/next/prev/deeper/shallower, target) -> new ticket;
@@ -199,14 +240,14 @@ def _add_question_tools(server: MCPServer, token_name: str) -> None:
     agents/operations.py)."""
 
     @server.tool()
-    def ask_question(body: str, about: list[int], domain: str = "") -> dict[str, Any]:
+    def ask_question(body: str, about: list[Int], domain: str = "") -> dict[str, Any]:
         """Plant an open question about nodes (ids). Answering it never makes anything true."""
         fields = {"body": body, "about": about, "domain": domain}
         return _run(token_name, lambda token: api.ask_question(token, fields)[1])
 
     @server.tool()
     def question_link(
-        question_id: int, act: Literal["feed", "answer", "reopen"], node_id: int
+        question_id: Int, act: Literal["feed", "answer", "reopen"], node_id: Int
     ) -> dict[str, Any]:
         """act "feed" (the node bears on the question), "answer" (it answers it) or "reopen"
         (it reopens an answered question)."""
@@ -216,7 +257,7 @@ def _add_question_tools(server: MCPServer, token_name: str) -> None:
         )
 
     @server.tool()
-    def open_questions(node_id: int) -> dict[str, Any]:
+    def open_questions(node_id: Int) -> dict[str, Any]:
         """Open questions about or fed by a node (previews)."""
         return _run(token_name, lambda token: api.open_questions(token, node_id))
 
@@ -232,8 +273,10 @@ def _refusal(line: str) -> str | None:
     if not line.strip():
         return None
     try:
-        pydantic_core.from_json(line)
-        return None
+        if not isinstance(pydantic_core.from_json(line), list):
+            return None
+        refusal = {"code": -32600, "message": "invalid_request: batches are not supported"}
+        return json.dumps({"jsonrpc": "2.0", "id": None, "error": refusal}) + "\n"
     except ValueError:
         pass
     long_numbers: list[str] = []

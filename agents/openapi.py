@@ -11,7 +11,17 @@ from typing import Any
 
 from django.conf import settings
 
-from agents.operations import OWNER_ONLY_ACTS
+from agents.operations import (
+    DEFAULT_CONTEXT_BUDGET,
+    MAX_CONTEXT_BUDGET,
+    MAX_RECALL_LIMIT,
+    OWNER_ONLY_ACTS,
+)
+from memory.visibility import MAX_ID
+
+# Every integer the API reads is bounded (memory/inputs.py): ids from 1 to MAX_ID.
+ID = {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+SIGNATURE = {"type": "string", "maxLength": settings.GROVE_MAX_SIGNATURE_CHARS}
 
 SCHEMAS: dict[str, Any] = {
     "Error": {
@@ -57,7 +67,7 @@ SCHEMAS: dict[str, Any] = {
                     "type": "object",
                     "required": ["id"],
                     "properties": {
-                        "id": {"type": "integer"},
+                        "id": ID,
                         "relation": {"type": "string", "default": "derived_from"},
                     },
                 },
@@ -112,10 +122,16 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 def _errors(*statuses: int) -> dict[str, Any]:
     meaning = {
-        400: "invalid input (malformed JSON, unknown field or kind, naive date-time ...)",
+        400: (
+            "invalid input (malformed JSON, unknown field or kind, a wrong type, a number out "
+            "of range, text holding NUL or a lone surrogate, naive date-time ...)"
+        ),
         401: "missing, unknown or revoked token",
         403: "read-only token, domain not allowed, or an act reserved to the owner",
-        404: "no such node in the token's domains (sealed and rejected nodes included)",
+        404: (
+            "no such node in the token's domains (sealed and rejected nodes included), or a "
+            "path whose id is not a whole number (no_route)"
+        ),
         409: "content the owner rejected (a tombstone) or a conflicting state",
         413: "request body or node body too large",
     }
@@ -138,7 +154,7 @@ def _query(
     }
 
 
-NODE_ID = {"name": "node_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+NODE_ID = {"name": "node_id", "in": "path", "required": True, "schema": ID}
 AS_OF = _query(
     "as_of",
     {"type": "string", "format": "date-time"},
@@ -150,7 +166,30 @@ QUESTION_STATE = {
     "type": "object",
     "properties": {"question": {"type": "integer"}, "open": {"type": "boolean"}},
 }
-TICKET = {"type": "object", "required": ["ticket"], "properties": {"ticket": {"type": "string"}}}
+TICKET = {
+    "type": "object",
+    "required": ["ticket"],
+    "additionalProperties": False,
+    "properties": {"ticket": {"type": "string"}},
+}
+SCOPE = {"enum": ["home", "wild", "both"]}
+BUDGET = {"type": "integer", "minimum": 1, "maximum": MAX_CONTEXT_BUDGET}
+LIMIT = {"type": "integer", "minimum": 1, "maximum": MAX_RECALL_LIMIT}
+
+
+CONTEXT_BODY = {
+    "type": "object",
+    "required": ["q"],
+    "additionalProperties": False,
+    "properties": {
+        "q": {"type": "string"},
+        "budget": {**BUDGET, "default": DEFAULT_CONTEXT_BUDGET},
+        "scope": SCOPE,
+        "domain": {"type": "string"},
+        "limit": LIMIT,
+        "as_of": {"type": "string", "format": "date-time"},
+    },
+}
 
 
 def _walk(summary: str, request: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
@@ -228,6 +267,7 @@ SPEC: dict[str, Any] = {
                         "application/json": {
                             "schema": {
                                 "type": "object",
+                                "additionalProperties": False,
                                 "properties": {"reason": {"type": "string"}},
                             }
                         }
@@ -252,9 +292,9 @@ SPEC: dict[str, Any] = {
                         "required": ["start", "end"],
                         "additionalProperties": False,
                         "properties": {
-                            "start": {"type": "integer", "minimum": 0},
-                            "end": {"type": "integer", "minimum": 1},
-                            "signature": {"type": "string", "description": "default: the agent"},
+                            "start": {"type": "integer", "minimum": 0, "maximum": MAX_ID},
+                            "end": {"type": "integer", "minimum": 1, "maximum": MAX_ID},
+                            "signature": {**SIGNATURE, "description": "default: the agent"},
                         },
                     }
                 ),
@@ -269,7 +309,7 @@ SPEC: dict[str, Any] = {
                 "post": {
                     "summary": f"Refused: {act} is reserved to the owner",
                     "parameters": [NODE_ID],
-                    "responses": _errors(401, 403),
+                    "responses": _errors(400, 401, 403, 404),
                 }
             }
             for act in OWNER_ONLY_ACTS
@@ -281,9 +321,10 @@ SPEC: dict[str, Any] = {
                     {
                         "type": "object",
                         "required": ["body", "about"],
+                        "additionalProperties": False,
                         "properties": {
                             "body": {"type": "string"},
-                            "about": {"type": "array", "items": {"type": "integer"}},
+                            "about": {"type": "array", "minItems": 1, "items": ID},
                             "domain": {"type": "string"},
                         },
                     }
@@ -300,7 +341,8 @@ SPEC: dict[str, Any] = {
                         {
                             "type": "object",
                             "required": ["node"],
-                            "properties": {"node": {"type": "integer"}},
+                            "additionalProperties": False,
+                            "properties": {"node": ID},
                         }
                     ),
                     "responses": {"200": _json(QUESTION_STATE, "linked"), **WRITE_ERRORS},
@@ -326,13 +368,14 @@ SPEC: dict[str, Any] = {
                     {
                         "type": "object",
                         "required": ["conversation", "user", "assistant"],
+                        "additionalProperties": False,
                         "properties": {
                             "conversation": {"type": "string"},
                             "user": {"type": "string"},
                             "assistant": {"type": "string"},
                             "referent_time": {"type": "string", "format": "date-time"},
                             "domain": {"type": "string"},
-                            "signature": {"type": "string"},
+                            "signature": SIGNATURE,
                         },
                     }
                 ),
@@ -344,9 +387,9 @@ SPEC: dict[str, Any] = {
                 "summary": "Previews for a query (never bodies; does not count as reading)",
                 "parameters": [
                     _query("q", {"type": "string"}, "the query", required=True),
-                    _query("scope", {"enum": ["home", "wild", "both"]}, "default home"),
+                    _query("scope", SCOPE, "default home"),
                     _query("domain", {"type": "string"}, "narrow to these of the token's"),
-                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "max 100"),
+                    _query("limit", LIMIT, f"max {MAX_RECALL_LIMIT}"),
                     AS_OF,
                     _query("why", {"type": "boolean"}, "each packet says why it was found"),
                 ],
@@ -423,15 +466,15 @@ SPEC: dict[str, Any] = {
                         {
                             "parameters": [
                                 _query("q", {"type": "string"}, "the query", required=True),
-                                _query("budget", {"type": "integer"}, "approx tokens (chars/4)"),
-                                _query("scope", {"enum": ["home", "wild", "both"]}, "home"),
+                                _query("budget", BUDGET, "approx tokens (chars/4)"),
+                                _query("scope", SCOPE, "home"),
                                 _query("domain", {"type": "string"}, "narrow"),
-                                _query("limit", {"type": "integer"}, "recall limit"),
+                                _query("limit", LIMIT, "recall limit"),
                                 AS_OF,
                             ]
                         }
                         if method == "get"
-                        else {"requestBody": _body({"type": "object", "required": ["q"]})}
+                        else {"requestBody": _body(CONTEXT_BODY)}
                     ),
                     "responses": {
                         "200": _json(
@@ -457,9 +500,10 @@ SPEC: dict[str, Any] = {
             {
                 "type": "object",
                 "required": ["node_id"],
+                "additionalProperties": False,
                 "properties": {
-                    "node_id": {"type": "integer"},
-                    "scope": {"enum": ["home", "wild", "both"]},
+                    "node_id": ID,
+                    "scope": SCOPE,
                     "as_of": {"type": "string", "format": "date-time"},
                 },
             },
@@ -473,10 +517,11 @@ SPEC: dict[str, Any] = {
             {
                 "type": "object",
                 "required": ["ticket", "direction", "target"],
+                "additionalProperties": False,
                 "properties": {
                     "ticket": {"type": "string"},
                     "direction": {"enum": ["in", "out", "next", "prev", "deeper", "shallower"]},
-                    "target": {"type": "integer"},
+                    "target": ID,
                 },
             },
             TICKET,

@@ -23,7 +23,7 @@ from typing import Any
 from django.db.models.functions import Length
 
 from agents import params
-from memory import questions
+from memory import inputs, questions
 from memory import walk as walks
 from memory.authority import authority_report
 from memory.errors import Forbidden, Invalid, NotFound
@@ -114,11 +114,8 @@ def _check_origins(token: ApiToken, origins: Any) -> None:
         raise Invalid("origins must be a list of {id, relation}", code="bad_origin")
     ids: set[int] = set()
     for origin in origins:
-        if isinstance(origin, Mapping):
-            try:
-                ids.add(int(origin.get("id", "")))
-            except (TypeError, ValueError, OverflowError):
-                continue
+        if isinstance(origin, Mapping) and (number := inputs.any_whole_number(origin.get("id"))):
+            ids.add(number)
     if missing := sorted(ids - _visible_ids(token, ids)):
         raise Invalid(f"unknown origin node(s): {missing}", code="unknown_origin")
 
@@ -151,15 +148,13 @@ def remember(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str, A
     params.check_fields(data, allowed=NODE_FIELDS, required=("body", "kind", "jurisdiction"))
     domain = _write_domain(token, data.get("domain"))
     _check_origins(token, data.get("origins"))
-    metadata = data.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        raise Invalid("metadata must be an object", code="bad_field")
-    source = data.get("source") or ""
+    metadata = params.mapping(data, "metadata")
+    source = params.optional_text(data, "source")
     result = write_node(
         body=data["body"],
         kind=data["kind"],
         jurisdiction=data["jurisdiction"],
-        signature=data.get("signature") or "",
+        signature=params.optional_text(data, "signature"),
         origins=data.get("origins") or [],
         source=source,
         domain=domain,
@@ -186,7 +181,7 @@ def commit_turn(token: ApiToken, data: Mapping[str, Any]) -> tuple[int, dict[str
         conversation=params.text(data, "conversation"),
         user=params.text(data, "user"),
         assistant=params.text(data, "assistant"),
-        signature=data.get("signature") or actor,
+        signature=params.optional_text(data, "signature", default=actor),
         domain=domain,
         referent_time=data.get("referent_time"),
         holder=actor,
@@ -300,9 +295,7 @@ def propose(token: ApiToken, node_id: int, data: Mapping[str, Any]) -> dict[str,
     params.check_text(data)
     _require_writable(token)
     params.check_fields(data, allowed=frozenset({"reason"}), required=())
-    reason = data.get("reason") or ""
-    if not isinstance(reason, str):
-        raise Invalid("reason must be text", code="bad_field")
+    reason = params.optional_text(data, "reason")
     _readable(token, node_id)  # a decayed node is 404 here too, as for read and authority
     ceremony_propose(
         node_id, actor=actor_of(token), reason=reason, domains=list(token.domains), token=token
@@ -321,9 +314,7 @@ def extract_part(
     params.check_fields(
         data, allowed=frozenset({"start", "end", "signature"}), required=("start", "end")
     )
-    signature = data.get("signature") or actor_of(token)
-    if not isinstance(signature, str):
-        raise Invalid("signature must be text", code="bad_field")
+    signature = params.optional_text(data, "signature", default=actor_of(token))
     _visible_node(token, node_id)
     result = extract(
         node_id,
@@ -439,9 +430,10 @@ def context(
 
 
 def _node_id(value: Any, *, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    """A node id given in JSON: an integer (not a digit string, not a boolean) in range."""
+    if not isinstance(value, int):
         raise Invalid(f"{name} must be a node id (a positive integer)", code="bad_field")
-    return value
+    return inputs.node_id(value, name=name)
 
 
 def _question(token: ApiToken, question_id: int) -> int:

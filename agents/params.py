@@ -1,6 +1,7 @@
 """What the agents send, checked: each helper refuses a bad value with Invalid (400) naming the
 field, so every operation in agents/operations.py reads its input the same way; check_text also
-screens the MCP door's raw lines (agents/mcp_server.py) for text that cannot be text."""
+screens the MCP door's raw lines (agents/mcp_server.py) for text that cannot be text. The rules
+for text, whole numbers and ids are memory/inputs.py's, shared with the dashboard's door."""
 
 from __future__ import annotations
 
@@ -8,32 +9,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from memory import inputs
 from memory.clocks import parse_instant
 from memory.errors import Invalid
 from memory.visibility import SCOPES
 
 
 def check_text(value: Any) -> None:
-    """Refuse (Invalid, bad_text) any string, key or value, nested at any depth, that UTF-8
-    cannot encode (a lone surrogate such as "\\ud800" in JSON): it could be neither hashed,
-    stored nor answered. Iterative, so nesting depth costs no recursion."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise Invalid(
-                    "text holds a lone surrogate (an unpaired \\ud800-\\udfff escape), "
-                    "which is not Unicode text",
-                    code="bad_text",
-                ) from None
-        elif isinstance(item, Mapping):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
+    """Refuse (Invalid, bad_text) any string, nested at any depth, that is not storable text:
+    a NUL or a lone surrogate (memory/inputs.py holds the rule for every door)."""
+    inputs.screen_text(value)
 
 
 def check_fields(
@@ -56,15 +41,25 @@ def text(data: Mapping[str, Any], name: str) -> str:
 
 
 def integer(value: Any, *, name: str, low: int, high: int, default: int) -> int:
+    """A whole number in [low, high] (memory/inputs.whole_number), or `default` when absent."""
     if value is None or value == "":
         return default
-    try:
-        number = int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise Invalid(f"{name} must be an integer", code="bad_field") from None
-    if not low <= number <= high:
-        raise Invalid(f"{name} must be between {low} and {high}", code="bad_field")
-    return number
+    return inputs.whole_number(value, name=name, low=low, high=high)
+
+
+def optional_text(data: Mapping[str, Any], name: str, *, default: str = "") -> str:
+    """A text field that may be absent or null; false, 0, [] or {} is refused, not emptied."""
+    return inputs.optional_text(data, name, default=default)
+
+
+def mapping(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A JSON object field that may be absent or null (then {}); any other type is refused."""
+    value = data.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise Invalid(f"{name} must be an object", code="bad_field")
+    return value
 
 
 def flag(value: Any, *, name: str) -> bool:

@@ -31,7 +31,7 @@ from agents.operations import (
     remember,
     walk,
 )
-from agents.params import check_fields
+from agents.params import check_fields, check_text
 from memory.errors import Forbidden, GroveError, Invalid, TooLarge
 from memory.models import ApiToken
 from memory.tokens import authenticate
@@ -110,6 +110,8 @@ def agent_endpoint(
             try:
                 token = authenticate(request.headers.get("Authorization"))
                 data = _json_body(request) if request.method == "POST" else request.GET.dict()
+                # Every field of every operation, screened once: text both engines can store.
+                check_text(data if request.method == "POST" else dict(request.GET.lists()))
                 status, payload = view(request, token, data, *args, **kwargs)
             except GroveError as exc:
                 return error_response(exc.status, exc.code, exc.message)

@@ -14,11 +14,11 @@ from typing import Any
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet
 
+from memory import inputs
 from memory.clocks import EARLIEST, LATEST
 from memory.errors import Invalid
 from memory.models import Event, EventKind, Trust
 from memory.trust import trust_map
-from memory.visibility import MAX_ID
 
 FILTERS = ("kind", "reason", "actor", "domain", "node", "since", "until")
 EXPORT_FIELDS = (
@@ -75,10 +75,9 @@ def filter_events(params: Mapping[str, str]) -> QuerySet[Event]:
     if actor := (params.get("actor") or "").strip():
         qs = qs.filter(actor=actor)
     if node := (params.get("node") or "").strip():
-        # ASCII digits only ("²".isdigit() is true) and within SQLite's integer range.
-        if not (node.isascii() and node.isdigit()) or int(node) > MAX_ID:
+        if (node_id := inputs.typed_node_id(node)) is None:
             raise Invalid(f"node {node!r} is not a node id")
-        qs = qs.filter(node_id=int(node))
+        qs = qs.filter(node_id=node_id)
     if domain := (params.get("domain") or "").strip():
         qs = qs.filter(node__domain=domain)
     if since := _day((params.get("since") or "").strip(), name="since"):

@@ -19,6 +19,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Substr
 
 from dashboard.labels import plain_text, short_title
+from memory import inputs
 from memory.errors import Invalid
 from memory.models import (
     CEREMONY_EVENT_KINDS,
@@ -33,7 +34,7 @@ from memory.models import (
 from memory.packets import EXCERPT_CHARS, excerpt_of
 from memory.recall.dig import ForgottenFilter, forgotten_nodes
 from memory.trust import trust_map
-from memory.visibility import HIDDEN_TRUST, MAX_ID
+from memory.visibility import HIDDEN_TRUST
 
 PER_PAGE = 50
 FACETS = ("trust", "lifecycle", "kind", "jurisdiction", "domain", "permanent", "links_to", "near")
@@ -87,9 +88,9 @@ def _node_id(params: Mapping[str, str], name: str) -> int | None:
     value = (params.get(name) or "").strip().lstrip("#")
     if not value:
         return None
-    if not value.isdigit() or not 0 < int(value) <= MAX_ID:
+    if (node_id := inputs.typed_node_id(value)) is None:
         raise Invalid(f"{name} {value!r} is not a node id")
-    return int(value)
+    return node_id
 
 
 def filter_nodes(params: Mapping[str, str]) -> tuple[QuerySet[Node], dict[str, str], str]:
@@ -150,10 +151,7 @@ def filter_nodes(params: Mapping[str, str]) -> tuple[QuerySet[Node], dict[str, s
 
 
 def page_number(value: str | None) -> int:
-    try:
-        return max(1, min(int(value or 1), 100_000))
-    except ValueError:
-        return 1
+    return max(1, min(int(value), 100_000)) if value and inputs.ascii_digits(value) else 1
 
 
 def rows_of(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from memory import inputs
 from memory.errors import Invalid
 from memory.models import ApiToken, EdgeKind, Kind
 from memory.read import visible_node
@@ -24,15 +25,7 @@ _PART_KIND: dict[str, str] = {Kind.PAIR.value: Kind.NOTE.value}
 
 
 def _offset(value: Any, *, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise Invalid(f"{name} must be a whole number", code="bad_span")
-    try:
-        number = int(value)
-    except ValueError:
-        raise Invalid(f"{name} must be a whole number", code="bad_span") from None
-    if not 0 <= number <= MAX_ID:
-        raise Invalid(f"{name} must be 0 or more", code="bad_span")
-    return number
+    return inputs.whole_number(value, name=name, low=0, high=MAX_ID, code="bad_span")
 
 
 def trimmed_span(body: str, start: Any, end: Any) -> tuple[int, int]:

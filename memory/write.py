@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, TextChoices
 from django.utils import timezone
 
-from memory import audit
+from memory import audit, inputs
 from memory.clocks import parse_instant
 from memory.errors import Conflict, Forbidden, Invalid, TooLarge
 from memory.models import (
@@ -84,12 +84,7 @@ def _parse_origins(origins: Iterable[Mapping[str, Any]] | None) -> list[tuple[in
     for origin in origins or ():
         if not isinstance(origin, Mapping) or "id" not in origin:
             raise Invalid("each origin needs an id and a relation", code="bad_origin")
-        try:
-            origin_id = int(origin["id"])
-        except (TypeError, ValueError):
-            raise Invalid(
-                f"origin id {origin['id']!r} is not a node id", code="bad_origin"
-            ) from None
+        origin_id = inputs.node_id(origin["id"], name="origin id", code="bad_origin")
         relation = _choice(origin.get("relation", EdgeKind.DERIVED_FROM), EdgeKind, "edge_kind")
         if relation == EdgeKind.NESTS:  # container -> part, made only by extract (nest_into)
             raise Invalid("nests edges are made by extracting, not named", code="bad_origin")
@@ -148,6 +143,8 @@ def _validate(
     """Scrub and check one write; refuses (Invalid, TooLarge) before anything is read or stored."""
     if not isinstance(body, str) or not isinstance(source, str):
         raise Invalid("body and source must be text", code="bad_body")
+    # Text both engines can store, at every door that writes (API, MCP, dashboard, importers).
+    inputs.screen_text([body, source, signature, domain, metadata, actor])
     if len(body) > settings.GROVE_MAX_BODY_CHARS:
         raise TooLarge(
             f"body has {len(body)} characters; the limit is {settings.GROVE_MAX_BODY_CHARS}"

@@ -16,6 +16,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from memory import inputs
 from memory.errors import GroveError
 from memory.models import Node
 from review import ceremony
@@ -34,8 +35,8 @@ def _ids(request: HtmxHttpRequest, filters: QueueFilters) -> list[int]:
         return [item.node.pk for item in waiting().matching(filters)][:MAX_BULK]
     ids: list[int] = []
     for raw in request.POST.getlist("ids"):
-        if raw.isdigit() and int(raw) not in ids:
-            ids.append(int(raw))
+        if (node_id := inputs.typed_node_id(raw)) is not None and node_id not in ids:
+            ids.append(node_id)
     return ids[:MAX_BULK]
 
 

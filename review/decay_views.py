@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memory import forgetting
+from memory import forgetting, inputs
 from memory.errors import GroveError
 from memory.models import Node
 from review.queue import decided_row, decision_item, held_back_words, pending_decay_rows
@@ -27,10 +27,7 @@ def _within_days(raw: str | None) -> tuple[int, str | None]:
     a message and the default is used."""
     if raw is None or raw == "":
         return DEFAULT_WITHIN_DAYS, None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
+    value = int(raw) if inputs.ascii_digits(raw) else -1
     if not 0 <= value <= MAX_WITHIN_DAYS:
         return DEFAULT_WITHIN_DAYS, (
             f"“within days” must be a whole number from 0 to {MAX_WITHIN_DAYS}; "
@@ -41,9 +38,9 @@ def _within_days(raw: str | None) -> tuple[int, str | None]:
 
 def _undoable(raw: str) -> Node | None:
     """The node just let go, if it is still decayed: the page offers to undo it on the spot."""
-    if not raw.isdigit():
+    if (node_id := inputs.typed_node_id(raw)) is None:
         return None
-    return Node.objects.filter(pk=int(raw), decayed_at__isnull=False).first()
+    return Node.objects.filter(pk=node_id, decayed_at__isnull=False).first()
 
 
 PAGE_ROWS = 50  # a screenful to decide on; deciding brings up the next ones

@@ -16,7 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from memory import questions
+from memory import inputs, questions
 from memory.errors import GroveError, Invalid
 from memory.models import Edge, EdgeKind, Jurisdiction, Kind, Node
 from memory.trust import trust_map, with_trust
@@ -30,11 +30,8 @@ MAX_QUESTIONS = 5000  # questions considered for the list (newest LISTED shown)
 
 
 def _ids(raw: str) -> list[int]:
-    """Node ids typed as "12, #40 7": digits only; anything else is refused."""
-    parts = raw.replace(",", " ").replace("#", " ").split()
-    if not parts or not all(p.isdigit() for p in parts):
-        raise Invalid("give node ids as numbers, e.g. 12, 40", code="bad_ids")
-    return [int(p) for p in parts]
+    """Node ids typed as "12, #40 7" (memory/inputs.node_ids); anything else is refused."""
+    return inputs.node_ids(raw, name="node ids")
 
 
 def _question_or_404(question_id: int) -> Node:
@@ -113,9 +110,7 @@ def _node_for(request: HtmxHttpRequest, question: Node) -> int:
     raw_id = request.POST.get("node", "").strip().lstrip("#")
     text = request.POST.get("text", "").strip()
     if raw_id:
-        if not raw_id.isdigit():
-            raise Invalid("the node must be given by its number", code="bad_ids")
-        return int(raw_id)
+        return inputs.node_id(raw_id, name="the node", code="bad_ids")
     if not text:
         raise Invalid("name a node by its number or write the words", code="no_node")
     return write_node(

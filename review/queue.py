@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from memory import inputs
 from memory.chunks import chunks
 from memory.errors import GroveError
 from memory.forgetting import held_back, pending_decays
@@ -66,10 +67,8 @@ class QueueFilters:
 
     @classmethod
     def from_query(cls, query: Mapping[str, str]) -> QueueFilters:
-        try:
-            days = max(0, min(int(query.get("age") or 0), 3650))
-        except ValueError:
-            days = 0
+        age = query.get("age") or ""
+        days = max(0, min(int(age), 3650)) if inputs.ascii_digits(age) else 0
         return cls(
             agent=query.get("agent", "").strip(),
             domain=query.get("domain", "").strip(),

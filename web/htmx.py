@@ -20,7 +20,8 @@ class HtmxHttpRequest(HttpRequest):
 def back(request: HttpRequest, default: str) -> HttpResponseRedirect:
     """Redirect to the form's `next` when it is a local path, else to `default` (never off-site)."""
     target = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
+    # A path, never a name: redirect() would try a bare word as a view name and raise.
+    if not target.startswith("/") or not url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         target = default

@@ -22,7 +22,7 @@ class Node(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     domain = models.CharField(max_length=64, default="personal")
     signature = models.CharField(max_length=200)
-    source = models.CharField(max_length=500, blank=True, default="")
+    source = models.CharField(max_length=2000, blank=True, default="")
     metadata = models.JSONField(default=dict, blank=True)
     # Store clock: when Grove learned it. Drives decay, GC, sleep and embeddings.
     created_at = models.DateTimeField(default=timezone.now)

@@ -69,3 +69,51 @@ def test_every_described_method_is_accepted_and_no_other(client, db):
                 assert status == (200 if public else 401), (path, method, status)
             else:
                 assert status == 405, (path, method, status)
+
+
+def _operations():
+    for path, item in SPEC["paths"].items():
+        if path == "/openapi.json":
+            continue
+        for method, operation in item.items():
+            yield f"{method} {path}", operation
+
+
+def _schemas(node):
+    """Every schema object inside `node`, nested at any depth."""
+    if isinstance(node, dict):
+        if "type" in node or "enum" in node:
+            yield node
+        for value in node.values():
+            yield from _schemas(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _schemas(value)
+
+
+def test_every_operation_documents_its_400_and_404():
+    for name, operation in _operations():
+        assert {"400", "404"} <= set(operation["responses"]), name
+
+
+def test_every_integer_the_api_reads_is_bounded_as_the_validation_bounds_it():
+    inputs = [
+        [operation.get("parameters", []), operation.get("requestBody", {})]
+        for _, operation in _operations()
+    ]
+    integers = list(_schemas([inputs, SPEC["components"]["schemas"]["NodeWrite"]]))
+    assert any(s.get("type") == "integer" for s in integers)
+    for schema in integers:
+        if schema.get("type") == "integer":
+            assert "minimum" in schema and "maximum" in schema, schema
+
+
+def test_every_request_object_refuses_fields_the_code_refuses():
+    for name, operation in _operations():
+        body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+        schema = body.get("schema", {})
+        if "$ref" in schema:
+            schema = SPEC["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+        if schema:
+            assert schema.get("additionalProperties") is False, name
+            assert schema.get("properties"), name

@@ -25,7 +25,8 @@ ALLOWED = {
 ACT_WRITERS = {"review/ceremony.py"}
 PROJECT = ("grove", *APPS, "bench")
 DAYTIME_FOLDERS = ("recall", "vectors", "custody")
-TOP_LEVEL_MODULES = 25
+# memory/inputs.py (the one parser every door reads with) is the 26th.
+TOP_LEVEL_MODULES = 26
 
 
 def _imports(source: str) -> list[tuple[str, list[str]]]:

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from memory.apps import widths_hold_the_limits
 from tests._helpers import ROOT
 
 
@@ -37,3 +38,9 @@ def test_testserver_is_an_allowed_host_only_in_tests(client, db):
     code = "from django.conf import settings\nprint(' '.join(settings.ALLOWED_HOSTS))"
     assert "testserver" not in _django(code).split()
     assert client.get("/login/").status_code == 200  # the test client's host, testserver
+
+
+def test_a_length_setting_wider_than_its_column_is_a_start_up_error(settings):
+    assert widths_hold_the_limits() == []
+    settings.GROVE_MAX_SOURCE_CHARS = 2001
+    assert [e.id for e in widths_hold_the_limits()] == ["memory.E001"]
