@@ -233,8 +233,8 @@ def recall_packets(
 def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, Any]:
     """The full body of one node in the token's domains; counts as an access (read clock: store).
 
-    Refuses (NotFound) anything outside the token's domains, sealed or rejected."""
-    _visible_node(token, node_id)
+    Refuses (NotFound) anything outside the token's domains, decayed, sealed or rejected
+    (read's own check, the one every by-id operation takes: _readable)."""
     actor = actor_of(token)
     # holder: a wild body the agent reads is cited by its next turn (custody of what it saw).
     return read(
@@ -286,7 +286,7 @@ def extract_part(
     signature = data.get("signature") or actor_of(token)
     if not isinstance(signature, str):
         raise Invalid("signature must be text", code="bad_field")
-    _visible_node(token, node_id)
+    _readable(token, node_id)  # a span is read from the body: refused as read would refuse it
     result = extract(
         node_id,
         start=data["start"],
@@ -459,8 +459,9 @@ def link_question(
 
 
 def open_questions(token: ApiToken, node_id: int) -> dict[str, Any]:
-    """Open questions about or fed by a node the token can see (previews only)."""
-    _visible_node(token, node_id)
+    """Open questions about or fed by a node the token can see (previews only); refuses
+    (NotFound) what read refuses, a decayed node included."""
+    _readable(token, node_id)
     return {
         "node": node_id,
         "questions": questions.open_questions_near([node_id], domains=list(token.domains)),
