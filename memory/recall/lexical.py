@@ -250,7 +250,8 @@ def _ranked(
     """The best k visible documents holding any of the weighed terms (all of them when
     `every`), from node id `floor` on, by the sum of each term's weighed bm25."""
     window = "AND rowid >= %s " if floor else ""
-    parts, bound = [], []
+    parts: list[str] = []
+    bound: list[Any] = []
     for term, weight in weights.items():
         parts.append(
             "SELECT rowid AS id, -bm25(memory_node_fts) * %s AS r FROM memory_node_fts "
