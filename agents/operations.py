@@ -261,16 +261,15 @@ def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
     A decayed node this token dug up within a day (memory.recall.dig.DUG_WINDOW) is brought back
     first, with what it holds (revived, dug_and_read): reading what a dig found is use. Refuses
     (NotFound) anything outside the token's domains, sealed or rejected, and a decayed node the
-    token did not dig up: the same answer as for a missing id."""
-    _visible_node(token, node_id)
+    token did not dig up: read's own check, the one every by-id operation takes (_readable), so
+    it is the same answer, after the same queries, as for a missing id."""
     actor = actor_of(token)
     when = params.as_of(as_of)
-    if (
-        when is None
-        and Node.objects.filter(pk=node_id, decayed_at__isnull=False).exists()
-        and dug_recently(actor, node_id)
-    ):
-        revive_dug(node_id, actor=actor)
+    if when is None:
+        # Both questions are asked of every id, so a decayed id costs what a missing one does.
+        decayed = Node.objects.filter(pk=node_id, decayed_at__isnull=False).exists()
+        if dug_recently(actor, node_id) and decayed:
+            revive_dug(node_id, actor=actor)
     # holder: a wild body the agent reads is cited by its next turn (custody of what it saw).
     return read(node_id, domains=list(token.domains), actor=actor, as_of=when, holder=actor)
 
@@ -315,7 +314,7 @@ def extract_part(
         data, allowed=frozenset({"start", "end", "signature"}), required=("start", "end")
     )
     signature = params.optional_text(data, "signature", default=actor_of(token))
-    _visible_node(token, node_id)
+    _readable(token, node_id)  # a span is read from the body: refused as read would refuse it
     result = extract(
         node_id,
         start=data["start"],
@@ -489,8 +488,9 @@ def link_question(
 
 
 def open_questions(token: ApiToken, node_id: int) -> dict[str, Any]:
-    """Open questions about or fed by a node the token can see (previews only)."""
-    _visible_node(token, node_id)
+    """Open questions about or fed by a node the token can see (previews only); refuses
+    (NotFound) what read refuses, a decayed node included."""
+    _readable(token, node_id)
     return {
         "node": node_id,
         "questions": questions.open_questions_near([node_id], domains=list(token.domains)),

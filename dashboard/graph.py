@@ -20,8 +20,7 @@ from django.db.models.functions import Substr
 
 from dashboard.labels import short_title
 from memory.models import Edge, Node, Trust
-from memory.trust import trust_map
-from memory.visibility import first_by_id, live_at
+from memory.visibility import first_by_id, live_at, shown_trust
 from review.queue import drawn_as_supersedes
 
 RING_CAP = 12
@@ -182,13 +181,13 @@ def neighbourhood(
 
 
 def _judge(hood: Neighbourhood, as_of: datetime | None) -> None:
-    """Trust, lifecycle and permanence as they stood; no words for what is sealed now."""
+    """Trust, lifecycle and permanence as they stood; no words for what is sealed or rejected
+    now (shown_trust: a past view shows such a node as it is now, a tombstone)."""
     ids = list(hood.nodes)
-    trusts = trust_map(ids, as_of=as_of)
-    sealed_now = trust_map(ids) if as_of is not None else trusts
+    trusts = shown_trust(ids, as_of=as_of)
     alive = live_at(ids, as_of=as_of)
     for i, gnode in hood.nodes.items():
-        gnode.trust = Trust.SEALED if sealed_now[i] == Trust.SEALED else trusts[i]
+        gnode.trust = trusts[i]
         gnode.live = i in alive
         if gnode.sealed or gnode.trust == Trust.REJECTED:  # no words of a tombstone either
             gnode.label = ""
@@ -225,12 +224,11 @@ def backlinks(node_id: int, *, as_of: datetime | None = None) -> dict[str, Any]:
     newest = first_by_id(qs, BACKLINKS_SHOWN, newest=True)
     links = list(newest.values_list("from_node_id", "kind"))
     rows = _node_rows([i for i, _ in links], as_of)
-    trusts = trust_map(rows, as_of=as_of)
-    now = trust_map(rows) if as_of is not None else trusts
+    trusts = shown_trust(rows, as_of=as_of)  # sealed or rejected now: so in every past view
     alive = live_at(rows, as_of=as_of)
     items = []
     for i, kind in links:
-        trust = Trust.SEALED.value if now[i] == Trust.SEALED else trusts[i]
+        trust = trusts[i]
         title = short_title(rows[i]["head"], source=rows[i]["source"], node_id=i, trust=trust)
         items.append({"id": i, "kind": kind, "trust": trust, "title": title, "live": i in alive})
     return {"items": items, "total": total, "more": total - len(items)}

@@ -27,7 +27,7 @@ from memory.models import Event, EventKind, Node, Trust
 from memory.questions import open_questions_near
 from memory.recall.entities import mentions_of
 from memory.trust import trust_map
-from memory.visibility import live_at
+from memory.visibility import live_at, shown_trust
 from review.ceremony import can_root, can_supersede
 from review.queue import replacement
 from web.htmx import HtmxHttpRequest
@@ -117,7 +117,8 @@ def _shown(
     params: dict[str, str],
 ) -> dict[str, Any]:
     """What the node page shows of a node the owner may see, as of `as_of` (None: now)."""
-    trust = trust_map([node.pk], as_of=as_of)[node.pk] if as_of else trust_now
+    # Rejected now: a tombstone in every past view too (shown_trust), its words never shown.
+    trust = shown_trust([node.pk], as_of=as_of)[node.pk] if as_of else trust_now
     live = node.pk in live_at([node.pk], as_of=as_of)
     holding = held_by(node.pk) if as_of is None and node.is_live else None
     shown, later = _history(node, as_of)
@@ -143,7 +144,7 @@ def _shown(
         "trust_states": Trust.values,
         "backlinks": backlinks(node.pk, as_of=as_of),
         "toggle_url": _node_href(_toggled(params))(node.pk),
-        "replaced": replacement(node.pk),
+        "replaced": replacement(node.pk, as_of=as_of),
         "root_refusal": can_root(node, trust_now),
         "supersede_refusal": can_supersede(node, trust_now),
         "near_questions": open_questions_near([node.pk]) if as_of is None else [],

@@ -316,5 +316,6 @@ def visible_ids(ids: Iterable[int], *, domains: Iterable[str] | None) -> set[int
     if domains is not None:
         qs = qs.filter(domain__in=list(domains))
     in_scope = set(qs.values_list("pk", flat=True))
-    trust = trust_map(in_scope)
+    # Trust of every id asked about, found or not: a missing id costs what a sealed one does.
+    trust = trust_map(wanted or {0})
     return {pk for pk in in_scope if trust[pk] not in HIDDEN_TRUST}

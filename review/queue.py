@@ -9,7 +9,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -244,14 +244,14 @@ def hidden_marks(text: str) -> list[str]:
     return sorted({f"U+{ord(ch):04X}" for ch in text if _hidden(ch)})
 
 
-def replacement(node_id: int) -> Event | None:
+def replacement(node_id: int, *, as_of: datetime | None = None) -> Event | None:
     """The superseded event of `node_id` (related_node = its replacement), or None: what the
-    "replaced by #N on <date>" banner shows."""
-    return (
-        Event.objects.filter(node_id=node_id, kind=EventKind.SUPERSEDED)
-        .select_related("related_node")
-        .first()
-    )
+    "replaced by #N on <date>" banner shows. As of `as_of` (audit clock), only a supersession
+    recorded by then: a past view never shows its future."""
+    events = Event.objects.filter(node_id=node_id, kind=EventKind.SUPERSEDED)
+    if as_of is not None:
+        events = events.filter(at__lte=as_of)
+    return events.select_related("related_node").first()
 
 
 SUPERSEDES = "supersedes"  # the label the graph draws for a replacement's edge to the old node

@@ -6,6 +6,7 @@ query never reach the index as syntax.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from typing import Any
 from django.db import connection
 
 from memory.recall import fts_pg
-from memory.visibility import Visibility
+from memory.visibility import Visibility, lawful_trust
 
 # Function words carry no topic; dropping them turns an OR-query from "anything with 'the'"
 # into "anything about the subject". Kept short on purpose: content words must survive.
@@ -156,12 +157,12 @@ def _window(match: str) -> int:
 
 
 def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[int, float]]:
-    """(id, relevance) best first; relevance = -bm25 (FTS5's bm25 is lower-is-better), the
-    best k the caller may see. The selective terms' documents are scored, only the newest
-    FTS_POSTINGS_BUDGET of them when there are more; when that left terms out, the documents
-    holding every scorable term are scored too (few, and cheap to find: FTS5 intersects by
-    seeking). bm25 weighs each term by its idf over the whole index, so the two lists' scores
-    are one scale: a document holding every term scores the same in both."""
+    """(id, relevance) best first; relevance is bm25 (higher is better) with each term weighed
+    by its idf over what the caller may see: the best k the caller may see. The selective
+    terms' documents are scored, only the newest FTS_POSTINGS_BUDGET of them when there are
+    more; when that left terms out, the documents holding every scorable term are scored too
+    (few, and cheap to find: FTS5 intersects by seeking). Both lists weigh each term the same,
+    so their scores are one scale: a document holding every term scores the same in both."""
     # One count per term (and one read of the total) serves every cut below.
     df, total = document_frequencies(terms)
     scorable = _scorable(terms, df, total)
@@ -171,33 +172,102 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
     where, params = vis.sql("n")
     if connection.vendor == "postgresql":  # ts_rank_cd over every scorable term, as before
         return fts_pg.candidates(scorable, where, params, k)
+    weights = scope_weights(scorable, vis)
     match = match_expression(chosen)
     floor = _window(match) if sum(df[t] for t in chosen) > FTS_POSTINGS_BUDGET else 0
-    hits = _ranked(match, floor, where, params, k)
+    hits = _ranked({t: weights[t] for t in chosen}, floor, where, params, k, every=False)
     if len(scorable) > 1 and (floor or len(scorable) > len(chosen)):
         every = " AND ".join(f"({match_expression([t])})" for t in scorable)
         best = dict(hits)
-        for node_id, score in _ranked(every, _window(every), where, params, k):
+        for node_id, score in _ranked(weights, _window(every), where, params, k, every=True):
             best[node_id] = max(score, best.get(node_id, score))
         hits = sorted(best.items(), key=lambda hit: -hit[1])[:k]
     return hits
 
 
+def _indexed_rows() -> int:
+    """The number of rows bm25 counts (nRow): the first varint of FTS5's averages record (row
+    1 of memory_node_fts_data), read rather than counted (a count scans every row)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT block FROM memory_node_fts_data WHERE id = 1")
+        row = cursor.fetchone()
+    if not row or not row[0]:
+        return 0
+    value = 0
+    for i, byte in enumerate(bytes(row[0])[:9]):  # SQLite's varint: big-endian, 7 bits a byte
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            break
+    return value
+
+
+def _idf(hits: int, rows: int) -> float:
+    """FTS5's bm25 idf (fts5_aux.c): log((N - n + 0.5) / (n + 0.5)), floored at 1e-6."""
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows else 0.0
+    return idf if idf > 0 else 1e-6
+
+
+def scope_weights(terms: Sequence[str], vis: Visibility) -> dict[str, float]:
+    """Per term, what turns FTS5's bm25 of that term into bm25 with the term's idf counted over
+    the documents the caller may see (`vis`, never a sealed or rejected one): idf(visible
+    count) / idf(whole-index count).
+    FTS5 counts its idf over the whole index, so another domain's (or a sealed or rejected
+    node's) words would move a caller's scores; weighed by this, they move none. Both counts
+    are exact and fresh (a cached one could lag a seal). N is the index's row count in both:
+    it is the memory's size, not anyone's words."""
+    rows = _indexed_rows()
+    where, params = vis.sql("n")
+    weights: dict[str, float] = {}
+    with connection.cursor() as cursor:
+        for term in terms:
+            match = match_expression([term])
+            cursor.execute(
+                "SELECT count(*) FROM memory_node_fts WHERE memory_node_fts MATCH %s", [match]
+            )
+            everywhere = cursor.fetchone()[0]
+            cursor.execute(
+                "SELECT f.rowid FROM memory_node_fts f JOIN memory_node n ON n.id = f.rowid "
+                f"WHERE memory_node_fts MATCH %s AND {where}",
+                [match, *params],
+            )
+            inside = [row[0] for row in cursor.fetchall()]
+            seen = len(lawful_trust(inside, as_of=vis.as_of, include_superseded=True))
+            weights[term] = _idf(seen, rows) / _idf(everywhere, rows)
+    return weights
+
+
 def _ranked(
-    match: str, floor: int, where: str, params: list[Any], k: int
+    weights: dict[str, float],
+    floor: int,
+    where: str,
+    params: list[Any],
+    k: int,
+    *,
+    every: bool,
 ) -> list[tuple[int, float]]:
-    """The best k visible matches of `match` from node id `floor` on, by bm25."""
-    window = "AND f.rowid >= %s " if floor else ""
-    bound = [floor] if floor else []
+    """The best k visible documents holding any of the weighed terms (all of them when
+    `every`), from node id `floor` on, by the sum of each term's weighed bm25."""
+    window = "AND rowid >= %s " if floor else ""
+    parts: list[str] = []
+    bound: list[Any] = []
+    for term, weight in weights.items():
+        parts.append(
+            "SELECT rowid AS id, -bm25(memory_node_fts) * %s AS r FROM memory_node_fts "
+            f"WHERE memory_node_fts MATCH %s {window}"
+        )
+        bound += [weight, match_expression([term]), *([floor] if floor else [])]
+    having = f"HAVING count(*) = {len(weights)} " if every else ""
+    # LIMIT -1 keeps SQLite from flattening the terms' rows into the sum (bm25 may not run
+    # inside an aggregate).
+    terms_sql = " UNION ALL ".join(parts)
+    scored_sql = f"SELECT id, sum(r) AS s FROM ({terms_sql} LIMIT -1) GROUP BY id {having}"
     fetch = k * UNJOINED_FETCH
     with connection.cursor() as cursor:
         # Scored in the word index alone, then judged: joining every match to memory_node for
         # visibility cost more than bm25 itself at 1M (a random lookup a match).
-        cursor.execute(
-            "SELECT f.rowid, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
-            f"WHERE memory_node_fts MATCH %s {window}ORDER BY r DESC LIMIT %s",
-            [match, *bound, fetch],
-        )
+        cursor.execute(f"{scored_sql}ORDER BY s DESC LIMIT %s", [*bound, fetch])
         ranked = cursor.fetchall()
         if not ranked:
             return []
@@ -210,10 +280,9 @@ def _ranked(
             return visible[:k]
         # A selective filter (a domain, a scope) left too few of the best: score within it.
         cursor.execute(
-            "SELECT n.id, -bm25(memory_node_fts) AS r FROM memory_node_fts f "
-            "JOIN memory_node n ON n.id = f.rowid "
-            f"WHERE memory_node_fts MATCH %s {window}AND {where} ORDER BY r DESC LIMIT %s",
-            [match, *bound, *params, k],
+            f"SELECT g.id, g.s FROM ({scored_sql}) g JOIN memory_node n ON n.id = g.id "
+            f"WHERE {where} ORDER BY g.s DESC LIMIT %s",
+            [*bound, *params, k],
         )
         scored: list[tuple[int, float]] = cursor.fetchall()
         return scored

@@ -1,8 +1,10 @@
 """Transport faults of the real `serve` process: SIGKILL of serve leaves no worker behind, and
-waitress refuses an oversized body from its Content-Length, before reading it (issue 12)."""
+serve's web processes die with it, and waitress refuses an oversized body from its
+Content-Length, before reading it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -19,12 +21,12 @@ from tests._helpers.processes import free_port, group_alive, link_from
 from tests._helpers.wait import wait_for
 
 
-def _serve(tmp_path, *extra: str) -> tuple[subprocess.Popen, int, list[str]]:
+def _serve(tmp_path, *extra: str, port: int = 0) -> tuple[subprocess.Popen, int, list[str]]:
     env = {**os.environ, "GROVE_DATA_DIR": str(tmp_path), "GROVE_MAX_REQUEST_BYTES": "1000"}
     env.pop("GROVE_DB_PATH", None)
     env.pop("PYTHONUNBUFFERED", None)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    port = free_port()
+    port = port or free_port()
     server = subprocess.Popen(
         [sys.executable, "manage.py", "serve", "--port", str(port), *extra],
         cwd=ROOT,
@@ -52,6 +54,33 @@ def test_sigkill_of_serve_leaves_no_worker_behind(tmp_path):
     finally:
         if group_alive(worker_pid):
             os.killpg(worker_pid, signal.SIGKILL)
+
+
+def _answers(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 2) as conn:
+        conn.sendall(b"GET /login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        return conn.recv(12).startswith(b"HTTP/1.1")
+    return False
+
+
+@pytest.mark.worker
+def test_sigkill_of_serve_with_web_processes_leaves_no_orphan_and_serve_starts_again(tmp_path):
+    server, port, seen = _serve(tmp_path, "--workers", "3")
+    worker_pid = int(re.search(r"worker pid (\d+)", "".join(seen)).group(1))
+    again = None
+    try:
+        wait_for(lambda: _answers(port))
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
+        # Nothing of the first run survives: neither a web process (serve's group) nor the worker.
+        wait_for(lambda: not group_alive(server.pid) and not group_alive(worker_pid), timeout=40)
+        again, _, _ = _serve(tmp_path, "--workers", "3", "--no-worker", port=port)
+        wait_for(lambda: _answers(port) or again.poll() is not None)
+        assert again.poll() is None  # it bound the port on the first try and serves
+    finally:
+        for pgid in (server.pid, worker_pid, again and again.pid):
+            if pgid and group_alive(pgid):
+                os.killpg(pgid, signal.SIGKILL)
 
 
 @pytest.mark.worker

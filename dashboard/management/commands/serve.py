@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from typing import Any, NoReturn
 
 from django.conf import settings
@@ -57,7 +58,8 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, stop)
         try:
             if workers > 1:
-                _serve_processes(application, host, port, workers)
+                inherited = () if worker is None else (self._lifeline,)
+                _serve_processes(application, host, port, workers, inherited=inherited)
             else:
                 serve(
                     application,
@@ -100,10 +102,18 @@ def _stop_worker(worker: subprocess.Popen[bytes]) -> None:
     worker.wait()
 
 
-def _serve_processes(application: WSGIHandler, host: str, port: int, count: int) -> None:
+def _serve_processes(
+    application: WSGIHandler, host: str, port: int, count: int, *, inherited: tuple[int, ...]
+) -> None:
     """`count` waitress processes accepting on one socket bound here (the kernel spreads the
     connections); each has its own database connections. Returns when interrupted, after
-    stopping them."""
+    stopping them.
+
+    Each child closes `inherited` (the worker's lifeline: held by a child, it would keep the
+    worker running after we are gone) and watches a lifeline of its own, the read end of a pipe
+    whose write end only this process holds: when we die, even by SIGKILL, the kernel closes it,
+    the read returns EOF and the child exits, so no orphan keeps the port. The worker's pipe,
+    for the same reasons (manage.py worker): portable, and not tied to the forking thread."""
     from django.db import connections
     from waitress import serve
 
@@ -113,12 +123,16 @@ def _serve_processes(application: WSGIHandler, host: str, port: int, count: int)
     sock.bind((host, port))
     sock.listen(1024)
     connections.close_all()  # never share a database connection across fork
+    lifeline, ours = os.pipe()
     children = []
     for _ in range(count):
         pid = os.fork()
         if pid == 0:  # a web process: serve until told to stop, then leave without cleanup
+            for fd in (ours, *inherited):
+                os.close(fd)
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us with SIGTERM
             signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+            threading.Thread(target=_exit_on_eof, args=(lifeline,), daemon=True).start()
             with contextlib.suppress(KeyboardInterrupt):
                 serve(
                     application,
@@ -129,6 +143,7 @@ def _serve_processes(application: WSGIHandler, host: str, port: int, count: int)
                 )
             os._exit(0)
         children.append(pid)
+    os.close(lifeline)
     try:
         for pid in children:
             os.waitpid(pid, 0)
@@ -137,3 +152,12 @@ def _serve_processes(application: WSGIHandler, host: str, port: int, count: int)
             with contextlib.suppress(ProcessLookupError, ChildProcessError):
                 os.kill(pid, signal.SIGTERM)
                 os.waitpid(pid, 0)
+        os.close(ours)
+
+
+def _exit_on_eof(fd: int) -> None:
+    """Block until the parent's end of the pipe closes (nothing is ever written), then exit at
+    once: the parent is gone, and a web process without it must not hold the port."""
+    while os.read(fd, 1):
+        pass
+    os._exit(0)
