@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import DatabaseError, connection
@@ -365,30 +366,66 @@ def verdicts_disagree_with_body() -> list[str]:
 
 
 _ARRIVAL_FIELDS = ("body_hash", "kind", "jurisdiction", "domain", "signature", "source")
+# The clocks the arrival's snapshot holds, compared as instants (the engines spell them apart).
+_ARRIVAL_CLOCKS = ("created_at", "referent_time")
+
+
+def _as_instant(value: datetime | str | None) -> datetime | None:
+    if value is None:
+        return None
+    value = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _arrival_differs(row: tuple[Any, ...]) -> list[str]:
+    """The stored fields of one node (a row of nodes_disagree_with_arrival's SELECT) that its
+    arrival does not describe: the snapshot's columns and clocks, the detail's content key and
+    metadata hash (arrivals written before the hash was recorded carry none: not compared), and
+    the token the arrival came through."""
+    from memory.audit import metadata_hash
+
+    _, *values, created, referent, key, token_id, metadata, snap, detail, arrival_token = row
+    snap, detail = _json(snap), _json(detail) or {}
+    differ = [f for f, v in zip(_ARRIVAL_FIELDS, values, strict=True) if snap.get(f) != v]
+    for name, value in zip(_ARRIVAL_CLOCKS, (created, referent), strict=True):
+        if _as_instant(snap.get(name)) != _as_instant(value):
+            differ.append(name)
+    if detail.get("content_key") != key:
+        differ.append("content_key")
+    if token_id != arrival_token:
+        differ.append("token_id")
+    recorded = detail.get("metadata_hash")
+    if recorded is not None and recorded != metadata_hash(_json(metadata)):
+        differ.append("metadata")
+    return differ
 
 
 def nodes_disagree_with_arrival(*, after: int = 0) -> list[str]:
     """Every node (with an id above `after`) has its arrival event (its link in the hash chain),
-    and the arrival's snapshot still describes the row: an edit made with the triggers dropped
-    shows here."""
+    and the arrival still describes every stored field of the row (its words, kind, axes,
+    signature, source, clocks, content key, token and metadata): an edit made with the triggers
+    dropped shows here, each field by name."""
     found: list[str] = []
     last = after
-    cols = ", ".join(f"n.{f}" for f in _ARRIVAL_FIELDS)
+    cols = ", ".join(f"n.{f}" for f in (*_ARRIVAL_FIELDS, *_ARRIVAL_CLOCKS))
     while rows := _rows(
-        f"""SELECT n.id, {cols}, (SELECT e.snapshot FROM memory_event e WHERE e.node_id = n.id
-            AND e.kind = 'arrived' ORDER BY e.id LIMIT 1)
-            FROM memory_node n WHERE n.id > %s ORDER BY n.id LIMIT 2000""",
+        f"""SELECT n.id, {cols}, n.content_key, n.token_id, n.metadata,
+            a.snapshot, a.detail, a.token_id
+            FROM memory_node n LEFT JOIN memory_event a ON a.id = (SELECT MIN(e.id)
+                FROM memory_event e WHERE e.node_id = n.id AND e.kind = 'arrived')
+            WHERE n.id > %s ORDER BY n.id LIMIT 2000""",
         (last,),
     ):
         last = rows[-1][0]
-        for node_id, *values, snap in rows:
-            if snap is None:
-                found.append(f"node {node_id} has no arrival event: it joined no chain")
-                continue
-            snap = json.loads(snap) if isinstance(snap, str) else snap
-            differ = [f for f, v in zip(_ARRIVAL_FIELDS, values, strict=True) if snap.get(f) != v]
-            if differ:
-                found.append(f"node {node_id}: {', '.join(differ)} differ from its arrival")
+        for row in rows:
+            if row[-3] is None:
+                found.append(f"node {row[0]} has no arrival event: it joined no chain")
+            elif differ := _arrival_differs(row):
+                found.append(f"node {row[0]}: {', '.join(differ)} differ from its arrival")
     return found
 
 

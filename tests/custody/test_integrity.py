@@ -165,3 +165,34 @@ def test_integrity_judges_the_flag_by_the_latest_lifecycle_event(make_note):
     assert lifecycle_flag_disagrees_with_latest_event() == []
     Node.objects.filter(pk=node.pk).update(decayed_at=node.created_at)  # the flag now lies
     assert lifecycle_flag_disagrees_with_latest_event() != []
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("created_at", "2020-01-01 00:00:00"),
+        ("referent_time", "2020-01-01 00:00:00"),
+        ("content_key", "f" * 64),
+        ("metadata", '{"forged": true}'),
+    ],
+)
+def test_it_names_each_field_edited_behind_the_node_trigger(make_note, column, value):
+    node = make_note("Every field on the record.")
+    assert failing("nodes_disagree_with_arrival") == []
+    drop_trigger("memory_node_immutable")
+    raw(f"UPDATE memory_node SET {column} = %s WHERE id = %s", (value, node.pk))
+    assert failing("nodes_disagree_with_arrival") == [
+        f"node {node.pk}: {column} differ from its arrival"
+    ]
+
+
+def test_it_names_a_token_given_to_a_node_behind_the_trigger(make_note):
+    from memory.tokens import create_token
+
+    node = make_note("Written by the owner, no token.")
+    token, _ = create_token(name="forger", domains=["personal"])
+    drop_trigger("memory_node_immutable")
+    raw("UPDATE memory_node SET token_id = %s WHERE id = %s", (token.pk, node.pk))
+    assert failing("nodes_disagree_with_arrival") == [
+        f"node {node.pk}: token_id differ from its arrival"
+    ]
