@@ -290,11 +290,12 @@ def live_node_holds_decayed_node(*, marks: dict[str, int] | None = None) -> list
 
 def root_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
     """A node the sweep decayed (unreachable) that was a root then: read, kept or restored by
-    the owner before, young (store clock), or ground/proposed/sealed now. Above marks, only
-    nodes with an event above the event mark (their decay, or a ceremony since)."""
-    from datetime import UTC, datetime, timedelta
-
-    from django.conf import settings
+    the owner before, young by the threshold its decay recorded (store clock), or
+    ground/proposed/sealed now. A decay recorded before the sweep wrote its threshold
+    (min_age_days) is not judged young: the threshold it ran under is unknown, and today's
+    setting may be another. Above marks, only nodes with an event above the event mark (their
+    decay, or a ceremony since)."""
+    from datetime import timedelta
 
     from memory.reach import OWNER_RESTORE, PROTECTED_TRUST
     from memory.trust import trust_map
@@ -304,22 +305,24 @@ def root_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
                 FROM memory_event o WHERE o.node_id = b.id AND o.at <= b.decayed_at
                 AND (o.kind = 'kept' OR (o.kind = 'restored' AND o.reason = %s))),
                 EXISTS (SELECT 1 FROM memory_event c WHERE c.node_id = b.id
-                AND c.kind IN ('proposed', 'rooted', 'sealed'))
+                AND c.kind IN ('proposed', 'rooted', 'sealed')),
+                {_LAST_DECAY.replace("ev.reason", "ev.detail").format(n="b")}
             FROM memory_node b WHERE b.decayed_at IS NOT NULL
             {"AND b.id IN (SELECT node_id FROM memory_event WHERE id > %s)" if marks else ""}
             AND {_LAST_DECAY.format(n="b")} = 'unreachable'""",
         (OWNER_RESTORE, marks["event"]) if marks else (OWNER_RESTORE,),
     )
-    age = timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)
 
-    def when(value: datetime | str) -> datetime:
-        value = datetime.fromisoformat(value) if isinstance(value, str) else value
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    def young(made: datetime | str, gone: datetime | str, detail: Any) -> bool:
+        days = (_json(detail) or {}).get("min_age_days")
+        if not isinstance(days, int | float):
+            return False
+        return _as_instant(gone) - _as_instant(made) < timedelta(days=days)  # type: ignore[operator]
 
     bad = {i: "read" for i, reads, *_ in rows if reads}
-    bad |= {i: "owned" for i, _, _, _, owned, _ in rows if owned}
-    bad |= {i: "young" for i, _, made, gone, *_ in rows if when(gone) - when(made) < age}
-    trusts = trust_map([i for i, *_, acts in rows if acts])
+    bad |= {i: "owned" for i, _, _, _, owned, *_ in rows if owned}
+    bad |= {i: "young" for i, _, made, gone, _, _, detail in rows if young(made, gone, detail)}
+    trusts = trust_map([i for i, *_, acts, _ in rows if acts])
     bad |= {i: str(t) for i, t in trusts.items() if t in PROTECTED_TRUST}
     return [f"root node {i} ({why}) was decayed as unreachable" for i, why in sorted(bad.items())]
 
