@@ -306,7 +306,7 @@ def _tombstone(request: _Request, same_key: list[tuple[int, Any, str, str, str]]
         for pk, _, domain, _, kind in same_key
         if domain == request.domain and kind not in OCCURRENCE_KINDS
     ]
-    rejected = Event.objects.filter(kind=EventKind.REJECTED).order_by("-at")
+    rejected = Event.objects.filter(kind=EventKind.REJECTED).order_by("-at", "-id")
     if same and (found := rejected.filter(node__in=same).values_list("node_id", flat=True)[:1]):
         return found[0]
     arrivals = Event.objects.filter(

@@ -376,8 +376,8 @@ def test_a_rearrival_is_refused_on_the_latest_rejection_of_its_words(root_note) 
     first = _note(body="The well is dry.", origins=origins)
     later = _note(body="The well is dry.", jurisdiction="wild", origins=origins)
     assert first.pk != later.pk  # another jurisdiction: not a duplicate
-    reject(first.pk, owner="owner", reason="false")
-    reject(later.pk, owner="owner", reason="false again")
+    reject(first.pk, owner="owner", reason="false")  # rejects its twin `later` after it
+    assert Event.objects.filter(node=later, kind="rejected").exists()
     assert _refusal(Conflict, body="The well is dry.", origins=origins)[0] == "tombstoned"
     refused = Event.objects.filter(kind="rearrival_refused").values_list("node_id", flat=True)
     assert list(refused) == [later.pk]
