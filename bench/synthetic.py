@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
+from memory.audit import metadata_hash
 from memory.chain import GENESIS, event_digest
 from memory.write import content_key_of
 
@@ -203,8 +204,8 @@ def _node_row(
 def _arrivals(node_rows: list[tuple]) -> list[tuple]:
     """Each node's `arrived` event, hash-chained as the write path would write it."""
     rows, prev = [], GENESIS
-    for node_id, body, body_hash, key, jur, kind, domain, sig, source, _meta, created in (
-        row[:11] for row in node_rows
+    for node_id, body, body_hash, key, jur, kind, domain, sig, source, _meta, created, ref in (
+        row[:12] for row in node_rows
     ):
         at = datetime.fromisoformat(created).astimezone(UTC).replace(tzinfo=None).isoformat(" ")
         snapshot = {
@@ -215,10 +216,16 @@ def _arrivals(node_rows: list[tuple]) -> list[tuple]:
             "signature": sig,
             "source": source,
             "created_at": created,
+            "referent_time": ref,
             "excerpt": body[:280],
             "body_chars": len(body),
         }
-        detail = {"body_hash": body_hash, "content_key": key, "origins": []}
+        detail = {
+            "body_hash": body_hash,
+            "content_key": key,
+            "metadata_hash": metadata_hash({}),
+            "origins": [],
+        }
         prev = event_digest(
             prev=prev,
             at=at,

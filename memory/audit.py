@@ -7,6 +7,7 @@ link in the hash chain (memory/chain.py), computed from the tail read under the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime
 from typing import Any
@@ -222,6 +223,24 @@ def _digest(event: Event, prev: str) -> str:
         detail=event.detail,
         token_id=event.token_id,
     )
+
+
+def _plain_numbers(value: Any) -> Any:
+    """Integral floats as ints: PostgreSQL's jsonb gives 1e+20 back as an integer."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _plain_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_numbers(v) for v in value]
+    return value
+
+
+def metadata_hash(metadata: Any) -> str:
+    """sha256 of a node's metadata as canonical JSON: the arrival records it, integrity and
+    import compare the stored column with it."""
+    text = canonical_text(_plain_numbers(canonical(metadata or {})))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def node_snapshot(node: Node) -> dict[str, Any]:

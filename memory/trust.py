@@ -112,6 +112,24 @@ def trust_map(node_ids: Iterable[int], *, as_of: datetime | None = None) -> dict
     return result
 
 
+def trust_beneath_seal(node_ids: Iterable[int]) -> dict[int, str]:
+    """Trust as each node would have it with any seal lifted (what unseal would give back): a
+    sealed node keeps what the acts ask of its trust, ground's second confirmation first."""
+    ids = list(node_ids)
+    result = dict.fromkeys(ids, Trust.UNREVIEWED.value)
+    seen: dict[int, dict[str, tuple[datetime, int]]] = {}
+    kinds = [k for k in CEREMONY_EVENT_KINDS if k not in (EventKind.SEALED, EventKind.UNSEALED)]
+    for chunk in chunks(ids):
+        rows = Event.objects.filter(node_id__in=chunk, kind__in=kinds)
+        for node_id, kind, at, event_id in rows.order_by("at", "id").values_list(
+            "node_id", "kind", "at", "id"
+        ):
+            seen.setdefault(node_id, {})[kind] = (at, event_id)
+    for node_id, latest in seen.items():
+        result[node_id] = trust_from(latest)
+    return result
+
+
 def trust_counts(*, total: int | None = None) -> dict[str, int]:
     """Nodes per trust state, now (audit clock). One grouped pass over the authority events, the
     latest (at, id) per node and kind, so a 100k-node memory costs its few authority events, not

@@ -15,7 +15,7 @@ from typing import Any, Literal, NoReturn, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, TextChoices
+from django.db.models import Exists, F, OuterRef, TextChoices
 from django.utils import timezone
 
 from memory import audit, inputs
@@ -306,20 +306,24 @@ def _same_key(request: _Request) -> list[tuple[int, Any, str, str, str]]:
 
 def _tombstone(request: _Request, same_key: list[tuple[int, Any, str, str, str]]) -> int | None:
     """The rejected node whose content key this write carries, in its domain (any jurisdiction
-    or kind: the owner rejected the words), else None."""
+    or kind: the owner rejected the words), else None. The key is also read from each rejected
+    node's arrival (on the chain): a key changed on the row behind the triggers lifts nothing.
+    Rejections are the owner's few acts, so that second look reads a handful of events."""
     same = [
         pk
         for pk, _, domain, _, kind in same_key
         if domain == request.domain and kind not in OCCURRENCE_KINDS
     ]
-    if not same:
-        return None
-    return (
-        Event.objects.filter(kind=EventKind.REJECTED, node__in=same)
-        .order_by("-at")
-        .values_list("node_id", flat=True)
-        .first()
-    )
+    rejected = Event.objects.filter(kind=EventKind.REJECTED).order_by("-at", "-id")
+    if same and (found := rejected.filter(node__in=same).values_list("node_id", flat=True)[:1]):
+        return found[0]
+    arrivals = Event.objects.filter(
+        kind=EventKind.ARRIVED,
+        node_id=OuterRef("node_id"),
+        detail__content_key=request.key,
+        snapshot__domain=request.domain,
+    ).exclude(snapshot__kind__in=list(OCCURRENCE_KINDS))
+    return rejected.filter(Exists(arrivals)).values_list("node_id", flat=True).first()
 
 
 def _known(request: _Request, same_key: list[tuple[int, Any, str, str, str]]) -> WriteResult | None:
@@ -407,6 +411,7 @@ def _insert(request: _Request) -> Node:
                 detail={
                     "body_hash": node.body_hash,
                     "content_key": node.content_key,
+                    "metadata_hash": audit.metadata_hash(node.metadata),
                     "origins": [list(link) for link in request.links],
                     **request.writer(),
                 },

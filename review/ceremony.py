@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from memory import audit
 from memory.errors import Conflict, Forbidden, GroveError, Invalid, NotFound, TooLarge
 from memory.models import ApiToken, Event, EventKind, Kind, Node, Trust
-from memory.trust import trust_of
+from memory.trust import trust_beneath_seal, trust_of
 from memory.visibility import node_in_domains
 from memory.write import body_hash_of, scrub, write_node
 
@@ -329,28 +329,61 @@ def decline(node_id: int, *, owner: str, reason: str = "") -> Event:
         )
 
 
+def asks_ground_confirmation(node_id: int) -> bool:
+    """Whether rejecting this node needs the owner's second confirmation: it is ground, sealed
+    or not (a seal hides trust, it does not lift what an act on it asks)."""
+    return trust_beneath_seal([node_id])[node_id] == Trust.GROUND
+
+
 def reject(node_id: int, *, owner: str, reason: str, ground_confirmed: bool = False) -> Event:
     """Reject a node as false: its content becomes a tombstone that write_node refuses on
-    re-arrival (same domain, same content_key). Ground is corrected by supersede, so a ground
-    node is rejected only with `ground_confirmed` (the owner's second confirmation). Refuses
-    (Forbidden) an agent actor, (Invalid) an empty reason, (NotFound) an unknown node,
-    (Conflict) a node already rejected, or ground without ground_confirmed."""
+    re-arrival (same domain, same content_key), and every other node carrying that content key
+    in the domain, whatever its kind or jurisdiction, live or decayed, is rejected with it, each
+    with its own event naming the node rejected (twin_of). Ground is corrected by supersede, so
+    a ground node (sealed or not, the node or a twin) is rejected only with `ground_confirmed`
+    (the owner's second confirmation). Refuses (Forbidden) an agent actor, (Invalid) an empty
+    reason, (NotFound) an unknown node, (Conflict) a node already rejected, or ground without
+    ground_confirmed."""
     owner = _owner(owner)
     label, extra = _short(_reason(reason, required=True))
     with transaction.atomic():
         node = node_in_domains(node_id)
         if node.events.filter(kind=EventKind.REJECTED).exists():
             raise Conflict(f"node {node.pk} is already rejected", code="is_rejected")
-        if not ground_confirmed and trust_of(node.pk) == Trust.GROUND:
+        twins = list(
+            Node.objects.filter(content_key=node.content_key, domain=node.domain)
+            .exclude(pk=node.pk)
+            .exclude(events__kind=EventKind.REJECTED)
+            .order_by("pk")
+        )
+        beneath = trust_beneath_seal([node.pk, *(t.pk for t in twins)])
+        if not ground_confirmed and (
+            ground := [pk for pk, trust in beneath.items() if trust == Trust.GROUND]
+        ):
+            which = f"node {node.pk} is" if node.pk in ground else f"its twin node {ground[0]} is"
             raise Conflict(
-                f"node {node.pk} is ground: correct it by superseding it, or confirm twice "
-                "that it is false",
+                f"{which} ground: correct it by superseding it, or confirm twice that it is false",
                 code="is_ground",
             )
-        return _record(
+        event = _record(
             EventKind.REJECTED,
             node=node,
             actor=owner,
             reason=label,
             detail={"body_hash": node.body_hash, "content_key": node.content_key, **extra},
         )
+        for twin in twins:
+            _record(
+                EventKind.REJECTED,
+                node=twin,
+                actor=owner,
+                reason=label,
+                related_node=node,
+                detail={
+                    "body_hash": twin.body_hash,
+                    "content_key": twin.content_key,
+                    "twin_of": node.pk,
+                    **extra,
+                },
+            )
+        return event

@@ -22,7 +22,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from memory.authority import authority_report
 from memory.errors import GroveError
-from memory.models import Trust
 from memory.questions import open_questions_near
 from review import ceremony
 from review.queue import (
@@ -182,7 +181,7 @@ def review_reject(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     node = get_node_or_404(node_id)
     item = decision_item(node)
     post = request.POST if request.method == "POST" else request.GET
-    is_ground = item.trust == Trust.GROUND
+    is_ground = ceremony.asks_ground_confirmation(node.pk)
     ground_ok = is_ground and post.get("ground_confirmed") == "yes"
     error, status = None, 200
     confirmed = request.method == "POST" and post.get("confirmed") == "yes"

@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import DatabaseError, connection
@@ -289,11 +290,12 @@ def live_node_holds_decayed_node(*, marks: dict[str, int] | None = None) -> list
 
 def root_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
     """A node the sweep decayed (unreachable) that was a root then: read, kept or restored by
-    the owner before, young (store clock), or ground/proposed/sealed now. Above marks, only
-    nodes with an event above the event mark (their decay, or a ceremony since)."""
-    from datetime import UTC, datetime, timedelta
-
-    from django.conf import settings
+    the owner before, young by the threshold its decay recorded (store clock), or
+    ground/proposed/sealed now. A decay recorded before the sweep wrote its threshold
+    (min_age_days) is not judged young: the threshold it ran under is unknown, and today's
+    setting may be another. Above marks, only nodes with an event above the event mark (their
+    decay, or a ceremony since)."""
+    from datetime import timedelta
 
     from memory.reach import OWNER_RESTORE, PROTECTED_TRUST
     from memory.trust import trust_map
@@ -303,22 +305,24 @@ def root_decayed(*, marks: dict[str, int] | None = None) -> list[str]:
                 FROM memory_event o WHERE o.node_id = b.id AND o.at <= b.decayed_at
                 AND (o.kind = 'kept' OR (o.kind = 'restored' AND o.reason = %s))),
                 EXISTS (SELECT 1 FROM memory_event c WHERE c.node_id = b.id
-                AND c.kind IN ('proposed', 'rooted', 'sealed'))
+                AND c.kind IN ('proposed', 'rooted', 'sealed')),
+                {_LAST_DECAY.replace("ev.reason", "ev.detail").format(n="b")}
             FROM memory_node b WHERE b.decayed_at IS NOT NULL
             {"AND b.id IN (SELECT node_id FROM memory_event WHERE id > %s)" if marks else ""}
             AND {_LAST_DECAY.format(n="b")} = 'unreachable'""",
         (OWNER_RESTORE, marks["event"]) if marks else (OWNER_RESTORE,),
     )
-    age = timedelta(days=settings.GROVE_DECAY_MIN_AGE_DAYS)
 
-    def when(value: datetime | str) -> datetime:
-        value = datetime.fromisoformat(value) if isinstance(value, str) else value
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    def young(made: datetime | str, gone: datetime | str, detail: Any) -> bool:
+        days = (_json(detail) or {}).get("min_age_days")
+        if not isinstance(days, int | float):
+            return False
+        return _as_instant(gone) - _as_instant(made) < timedelta(days=days)  # type: ignore[operator]
 
     bad = {i: "read" for i, reads, *_ in rows if reads}
-    bad |= {i: "owned" for i, _, _, _, owned, _ in rows if owned}
-    bad |= {i: "young" for i, _, made, gone, *_ in rows if when(gone) - when(made) < age}
-    trusts = trust_map([i for i, *_, acts in rows if acts])
+    bad |= {i: "owned" for i, _, _, _, owned, *_ in rows if owned}
+    bad |= {i: "young" for i, _, made, gone, _, _, detail in rows if young(made, gone, detail)}
+    trusts = trust_map([i for i, *_, acts, _ in rows if acts])
     bad |= {i: str(t) for i, t in trusts.items() if t in PROTECTED_TRUST}
     return [f"root node {i} ({why}) was decayed as unreachable" for i, why in sorted(bad.items())]
 
@@ -365,30 +369,66 @@ def verdicts_disagree_with_body() -> list[str]:
 
 
 _ARRIVAL_FIELDS = ("body_hash", "kind", "jurisdiction", "domain", "signature", "source")
+# The clocks the arrival's snapshot holds, compared as instants (the engines spell them apart).
+_ARRIVAL_CLOCKS = ("created_at", "referent_time")
+
+
+def _as_instant(value: datetime | str | None) -> datetime | None:
+    if value is None:
+        return None
+    value = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _arrival_differs(row: tuple[Any, ...]) -> list[str]:
+    """The stored fields of one node (a row of nodes_disagree_with_arrival's SELECT) that its
+    arrival does not describe: the snapshot's columns and clocks, the detail's content key and
+    metadata hash (arrivals written before the hash was recorded carry none: not compared), and
+    the token the arrival came through."""
+    from memory.audit import metadata_hash
+
+    _, *values, created, referent, key, token_id, metadata, snap, detail, arrival_token = row
+    snap, detail = _json(snap), _json(detail) or {}
+    differ = [f for f, v in zip(_ARRIVAL_FIELDS, values, strict=True) if snap.get(f) != v]
+    for name, value in zip(_ARRIVAL_CLOCKS, (created, referent), strict=True):
+        if _as_instant(snap.get(name)) != _as_instant(value):
+            differ.append(name)
+    if detail.get("content_key") != key:
+        differ.append("content_key")
+    if token_id != arrival_token:
+        differ.append("token_id")
+    recorded = detail.get("metadata_hash")
+    if recorded is not None and recorded != metadata_hash(_json(metadata)):
+        differ.append("metadata")
+    return differ
 
 
 def nodes_disagree_with_arrival(*, after: int = 0) -> list[str]:
     """Every node (with an id above `after`) has its arrival event (its link in the hash chain),
-    and the arrival's snapshot still describes the row: an edit made with the triggers dropped
-    shows here."""
+    and the arrival still describes every stored field of the row (its words, kind, axes,
+    signature, source, clocks, content key, token and metadata): an edit made with the triggers
+    dropped shows here, each field by name."""
     found: list[str] = []
     last = after
-    cols = ", ".join(f"n.{f}" for f in _ARRIVAL_FIELDS)
+    cols = ", ".join(f"n.{f}" for f in (*_ARRIVAL_FIELDS, *_ARRIVAL_CLOCKS))
     while rows := _rows(
-        f"""SELECT n.id, {cols}, (SELECT e.snapshot FROM memory_event e WHERE e.node_id = n.id
-            AND e.kind = 'arrived' ORDER BY e.id LIMIT 1)
-            FROM memory_node n WHERE n.id > %s ORDER BY n.id LIMIT 2000""",
+        f"""SELECT n.id, {cols}, n.content_key, n.token_id, n.metadata,
+            a.snapshot, a.detail, a.token_id
+            FROM memory_node n LEFT JOIN memory_event a ON a.id = (SELECT MIN(e.id)
+                FROM memory_event e WHERE e.node_id = n.id AND e.kind = 'arrived')
+            WHERE n.id > %s ORDER BY n.id LIMIT 2000""",
         (last,),
     ):
         last = rows[-1][0]
-        for node_id, *values, snap in rows:
-            if snap is None:
-                found.append(f"node {node_id} has no arrival event: it joined no chain")
-                continue
-            snap = json.loads(snap) if isinstance(snap, str) else snap
-            differ = [f for f, v in zip(_ARRIVAL_FIELDS, values, strict=True) if snap.get(f) != v]
-            if differ:
-                found.append(f"node {node_id}: {', '.join(differ)} differ from its arrival")
+        for row in rows:
+            if row[-3] is None:
+                found.append(f"node {row[0]} has no arrival event: it joined no chain")
+            elif differ := _arrival_differs(row):
+                found.append(f"node {row[0]}: {', '.join(differ)} differ from its arrival")
     return found
 
 

@@ -22,8 +22,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, cast
 
+from django.core.exceptions import ValidationError
 from django.core.management.color import no_style
-from django.db import connection, models, transaction
+from django.db import DatabaseError, connection, models, transaction
 
 from memory.models import (
     ApiToken,
@@ -125,11 +126,20 @@ def import_into_empty(path: Path) -> dict[str, int]:
             header = {}
         if header.get("format") != FORMAT:
             raise TransferError(f"{path} is not a {FORMAT} file")
-        with transaction.atomic():
-            _load(_rows(handle), by_label)
-            _reset_sequences()
-            _verify(header)
+        try:
+            with transaction.atomic():
+                _load(_rows(handle), by_label)
+                _reset_sequences()
+                _verify(header)
+        except (DatabaseError, ValidationError, ValueError, TypeError) as exc:
+            # A row the database or a field refuses (a duplicated id, "many" for a count, a
+            # rooted hash its node does not have): the whole load is rolled back.
+            raise TransferError(f"a row is refused: {_first_line(exc)}") from None
     return cast("dict[str, int]", header["counts"])  # _verify found it equal to counts()
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _load(rows: Iterator[tuple[str, list[Any]]], by_label: dict[str, type[models.Model]]) -> None:

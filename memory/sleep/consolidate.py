@@ -6,10 +6,11 @@ each group is confirmed with exact cosines on the current model's vectors, and o
 
 Who takes part: live claim nodes only. Occurrences (pair, utterance, import) are events, and two
 identical turns are two events, so they are never consolidated. Members must share domain (a
-scope partitions reads) and jurisdiction (why it is here never merges). Sealed, rejected and
-superseded nodes are left alone. Ground, proposed and permanent nodes are never losers: with one
-of them in a clique it is the keeper; with two, they both stay. Otherwise the keeper is the
-most-read, then the oldest (store clock), then the lowest id.
+scope partitions reads) and each of the four axes (DESIGN.md): jurisdiction (why it is here) and
+kind (a home inference is not a home journal) equal, lifecycle live, and trust within what a
+merge may touch: sealed, rejected and superseded nodes are left alone. Ground, proposed and
+permanent nodes are never losers: with one of them in a clique it is the keeper; with two, they
+both stay. Otherwise the keeper is the most-read, then the oldest (store clock), then the lowest id.
 
 Which edges are new: similar edges with an id above the mark of the last consolidation
 (SleepRun.steps["consolidate"]["through_edge_id"]).
@@ -45,6 +46,8 @@ MIN_COSINE = settings.GROVE_CONSOLIDATE_MIN_COSINE
 MAX_GROUP = 64  # a "duplicate group" bigger than this is a topic, not a duplicate
 _PROTECTED_TRUST = frozenset({Trust.GROUND, Trust.PROPOSED})
 _UNTOUCHABLE_TRUST = frozenset({Trust.SEALED, Trust.REJECTED, Trust.SUPERSEDED})
+# The stored fields members of one clique share: never merged across any of them.
+_AXES = ("domain", "jurisdiction", "kind")
 
 
 def consolidate(
@@ -114,7 +117,7 @@ def _cliques(group: set[int], *, min_cosine: float) -> list[tuple[int, list[int]
         row["id"]: dict(row)
         for row in Node.objects.filter(pk__in=group, decayed_at__isnull=True)
         .exclude(kind__in=OCCURRENCE_KINDS)
-        .values("id", "domain", "jurisdiction", "access_count", "created_at", "permanent")
+        .values("id", *_AXES, "access_count", "created_at", "permanent")
     }
     trust = trust_map(nodes)
     for node_id, row in list(nodes.items()):
@@ -146,7 +149,7 @@ def _cliques(group: set[int], *, min_cosine: float) -> list[tuple[int, list[int]
         clique = [keeper]
         for other in remaining:
             o = nodes[other]
-            if (o["domain"], o["jurisdiction"]) != (k["domain"], k["jurisdiction"]):
+            if any(o[axis] != k[axis] for axis in _AXES):
                 continue
             if all(sims[index[other], index[member]] >= min_cosine for member in clique):
                 clique.append(other)

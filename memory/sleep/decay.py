@@ -81,6 +81,7 @@ def _sweep(
     since: datetime,
     edge_mark: int,
     edges: tuple[np.ndarray, np.ndarray],
+    min_age_days: float | None = None,
 ) -> tuple[list[int], set[int]]:
     """Flag one batch and write its events in one transaction (BEGIN IMMEDIATE holds the write
     lock): a node read, kept, restored, rooted or newly held since the mark is spared, and so is
@@ -107,6 +108,9 @@ def _sweep(
             done,
             actor=ACTOR,
             reason=DecayReason.UNREACHABLE,
+            # The threshold in force: integrity judges each decay by its own (raising the
+            # setting later must not make earlier decays look young).
+            detail={"min_age_days": _min_age(min_age_days)},
             at=now,
             snapshot_texts=snapshots,
         )
@@ -149,7 +153,8 @@ def decay(
     when dry_run), "candidates", "unreachable", "live", "held_back", "released"}."""
     now = now or timezone.now()
     since = timezone.now()
-    cutoff = now - timedelta(days=_min_age(min_age_days))
+    days = _min_age(min_age_days)
+    cutoff = now - timedelta(days=days)
     found = reach.mark(cutoff)
     garbage, held = guard(found.garbage)
     order = reach.holders_first(garbage, found.edges)
@@ -168,7 +173,12 @@ def decay(
         for start in range(0, len(order), BATCH):
             batch = [i for i in order[start : start + BATCH] if i not in kept]
             done, spared = _sweep(
-                batch, cutoff=cutoff, since=since, edge_mark=found.edge_mark, edges=found.edges
+                batch,
+                cutoff=cutoff,
+                since=since,
+                edge_mark=found.edge_mark,
+                edges=found.edges,
+                min_age_days=days,
             )
             kept |= spared  # holders come first: what a spared one holds may follow
             result["count"] += len(done)

@@ -69,6 +69,21 @@ def _pg_real_db(tmp_path):
         _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def production_named_pg_database(real_db: str):
+    """A migrated PostgreSQL database named as production's would be (no test_ prefix),
+    cloned from real_db's template and dropped afterwards; the connection points at it."""
+    name = f"grove_probe_{abs(hash(real_db)) % 10**8}"
+    with use_database(real_db):
+        pass  # back on the test database, so the clone's source has no session on it
+    _pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
+    _pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{_PG_TEMPLATE[0]}"')
+    try:
+        with use_database(name):
+            yield name
+    finally:
+        _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def fresh_database(tmp_path, tmp_path_factory, django_db_blocker):
     """Point Django at a fresh migrated SQLite file for the test; yields its path (on
     PostgreSQL, a fresh database; yields its name). The real_db fixture (tests/conftest.py)."""

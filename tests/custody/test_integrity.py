@@ -119,12 +119,14 @@ def test_the_command_exits_non_zero_on_a_violation(make_note, capsys):
     assert f"node {node.pk} is decayed but has no decayed event" in out
 
 
-def decay_raw(node_id: int, reason: str) -> None:
-    """Flag a node decayed with its event, as a faulty sweep would (raw SQL + the writer)."""
+def decay_raw(node_id: int, reason: str, detail: dict | None = None) -> None:
+    """Flag a node decayed with its event, as a faulty sweep would (raw SQL + the writer),
+    recording the threshold a sweep records unless `detail` says otherwise."""
     with transaction.atomic():
         now = connection.ops.adapt_datetimefield_value(timezone.now())
         raw("UPDATE memory_node SET decayed_at = %s WHERE id = %s", (now, node_id))
-        audit.record("decayed", node=node_id, actor="sleep", reason=reason)
+        detail = {"min_age_days": 14} if detail is None else detail
+        audit.record("decayed", node=node_id, actor="sleep", reason=reason, detail=detail)
 
 
 def test_it_reports_a_live_node_holding_a_decayed_one(make_note, root_note):
@@ -165,3 +167,59 @@ def test_integrity_judges_the_flag_by_the_latest_lifecycle_event(make_note):
     assert lifecycle_flag_disagrees_with_latest_event() == []
     Node.objects.filter(pk=node.pk).update(decayed_at=node.created_at)  # the flag now lies
     assert lifecycle_flag_disagrees_with_latest_event() != []
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("created_at", "2020-01-01 00:00:00"),
+        ("referent_time", "2020-01-01 00:00:00"),
+        ("content_key", "f" * 64),
+        ("metadata", '{"forged": true}'),
+    ],
+)
+def test_it_names_each_field_edited_behind_the_node_trigger(make_note, column, value):
+    node = make_note("Every field on the record.")
+    assert failing("nodes_disagree_with_arrival") == []
+    drop_trigger("memory_node_immutable")
+    raw(f"UPDATE memory_node SET {column} = %s WHERE id = %s", (value, node.pk))
+    assert failing("nodes_disagree_with_arrival") == [
+        f"node {node.pk}: {column} differ from its arrival"
+    ]
+
+
+def test_it_names_a_token_given_to_a_node_behind_the_trigger(make_note):
+    from memory.tokens import create_token
+
+    node = make_note("Written by the owner, no token.")
+    token, _ = create_token(name="forger", domains=["personal"])
+    drop_trigger("memory_node_immutable")
+    raw("UPDATE memory_node SET token_id = %s WHERE id = %s", (token.pk, node.pk))
+    assert failing("nodes_disagree_with_arrival") == [
+        f"node {node.pk}: token_id differ from its arrival"
+    ]
+
+
+def test_a_decay_is_judged_by_the_threshold_it_was_made_under(make_note, settings):
+    from memory.sleep.decay import decay
+
+    old = make_note(
+        "Twenty days old, never read.",
+        days_old=20,
+        origins=[],
+        kind="import",
+        jurisdiction="wild",
+        source="old.md",
+    )
+    assert decay()["count"] >= 1 and Node.objects.get(pk=old.pk).decayed_at is not None
+    event = Event.objects.get(node=old, kind="decayed")
+    assert event.detail["min_age_days"] == 14
+    settings.GROVE_DECAY_MIN_AGE_DAYS = 30
+    assert failing("root_decayed") == []
+
+
+def test_a_decay_recorded_without_its_threshold_is_not_judged_young(make_note, settings):
+    young = make_note("Written today.")
+    decay_raw(young.pk, "unreachable", detail={})
+    assert "min_age_days" not in Event.objects.get(node=young, kind="decayed").detail
+    assert failing("root_decayed") == []

@@ -161,13 +161,15 @@ def test_the_vector_check_above_a_mark_reads_only_the_id_range(make_note):
 
 
 def decay_raw(node_id: int, reason: str) -> None:
-    """Flag a node decayed with its event, as a faulty sweep would (raw SQL + the writer)."""
+    """Flag a node decayed with its event, as a faulty sweep would (raw SQL + the writer),
+    recording the threshold a sweep records."""
     with transaction.atomic():
         sql(
             "UPDATE memory_node SET decayed_at = %s WHERE id = %s",
             [connection.ops.adapt_datetimefield_value(timezone.now()), node_id],
         )
-        audit.record("decayed", node=node_id, actor="sleep", reason=reason)
+        detail = {"min_age_days": 14}
+        audit.record("decayed", node=node_id, actor="sleep", reason=reason, detail=detail)
 
 
 def test_the_decay_checks_above_marks_see_what_was_decayed_after_them(make_note, root_note):

@@ -90,3 +90,82 @@ def test_sqlite_to_postgresql_and_back_loses_nothing(demo_export, real_db, tmp_p
     # The PostgreSQL copy, as this process sees it: its chain verifies from the first event.
     assert Node.objects.count() == there[0]["counts"]["memory.Node"]
     assert verify().ok and verify().count == there[0]["counts"]["memory.Event"]
+
+
+@pytest.fixture(scope="module")
+def demo_rows(tmp_path_factory) -> list:
+    """The demo memory's export, parsed once for the damaged and doctored files below."""
+    where = tmp_path_factory.mktemp("demo")
+    source = _sqlite(where, "a.sqlite3")
+    _manage(source, "migrate", "-v0")
+    _manage(source, "demo")
+    _manage(source, "export", str(where / "a.jsonl"))
+    return _rows(where / "a.jsonl")
+
+
+def _column(model: str, name: str) -> int:
+    from memory.custody.transfer import MODELS, _columns
+
+    (found,) = [m for m in MODELS if m._meta.label == model]
+    return _columns(found).index(name)
+
+
+def _rooted_node(rows: list) -> int:
+    kind, node = _column("memory.Event", "kind"), _column("memory.Event", "node_id")
+    return next(
+        r["r"][node] for r in rows if r.get("m") == "memory.Event" and r["r"][kind] == "rooted"
+    )
+
+
+def _duplicate_a_node(rows: list) -> None:
+    first = next(i for i, r in enumerate(rows) if r.get("m") == "memory.Node")
+    rows.insert(first + 1, json.loads(json.dumps(rows[first])))
+
+
+def _count_as_many(rows: list) -> None:
+    next(r for r in rows if r.get("m") == "memory.Node")["r"][
+        _column("memory.Node", "access_count")
+    ] = "many"
+
+
+def _rewrite_a_ground_body(rows: list) -> None:
+    import hashlib
+
+    node_id = _rooted_node(rows)
+    row = next(r["r"] for r in rows if r.get("m") == "memory.Node" and r["r"][0] == node_id)
+    row[_column("memory.Node", "body")] = "Rewritten ground."
+    row[_column("memory.Node", "body_hash")] = hashlib.sha256(b"Rewritten ground.").hexdigest()
+
+
+@pytest.mark.parametrize("damage", [_duplicate_a_node, _count_as_many, _rewrite_a_ground_body])
+def test_a_damaged_file_imports_nothing_and_says_why(demo_rows, tmp_path, damage):
+    rows = json.loads(json.dumps(demo_rows))
+    damage(rows)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    target = _sqlite(tmp_path, "b.sqlite3")
+    _manage(target, "migrate", "-v0")
+    refused = _manage(target, "import", str(damaged), ok=False)
+    assert "nothing imported: " in refused.stderr and "Traceback" not in refused.stderr
+    _manage(target, "export", str(tmp_path / "b.jsonl"))
+    assert set(_rows(tmp_path / "b.jsonl")[0]["counts"].values()) == {0}
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("content_key", "0" * 64),
+        ("created_at", {"$dt": "2020-01-01T00:00:00+00:00"}),
+        ("referent_time", {"$dt": "2020-01-01T00:00:00+00:00"}),
+    ],
+)
+def test_a_doctored_node_field_imports_nothing_and_names_it(demo_rows, tmp_path, column, value):
+    rows = json.loads(json.dumps(demo_rows))
+    row = next(r["r"] for r in rows if r.get("m") == "memory.Node")
+    row[_column("memory.Node", column)] = value
+    doctored = tmp_path / "doctored.jsonl"
+    doctored.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    target = _sqlite(tmp_path, "b.sqlite3")
+    _manage(target, "migrate", "-v0")
+    refused = _manage(target, "import", str(doctored), ok=False)
+    assert f"nothing imported: node {row[0]}: {column} differ from its arrival" in refused.stderr

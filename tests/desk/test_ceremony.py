@@ -589,3 +589,40 @@ def test_proposing_a_decayed_node_is_refused_by_its_code(make_note) -> None:
     with pytest.raises(Conflict) as refused:
         propose(node.pk, actor="agent:scout")
     assert refused.value.code == "decayed"
+
+
+def test_rejecting_words_rejects_their_twins_of_any_kind_and_jurisdiction(make_note, lone):
+    node = make_note("The moon is made of cheese.")
+    journal = make_note("The moon is made of cheese.", kind="journal")
+    wild = lone("The moon is made of cheese.")
+    elsewhere = make_note("The moon is made of cheese.", domain="fiction")
+    assert len({node.pk, journal.pk, wild.pk, elsewhere.pk}) == 4
+    reject(node.pk, owner=OWNER, reason="false")
+    assert trust_map([journal.pk, wild.pk, elsewhere.pk]) == {
+        journal.pk: Trust.REJECTED,
+        wild.pk: Trust.REJECTED,
+        elsewhere.pk: Trust.UNREVIEWED,
+    }
+    twin = Event.objects.get(node=journal, kind="rejected")
+    assert (twin.actor, twin.related_node_id, twin.detail["twin_of"]) == (OWNER, node.pk, node.pk)
+
+
+def test_a_ground_twin_needs_the_second_confirmation(make_note):
+    node = make_note("The moon is made of cheese.")
+    twin = make_note("The moon is made of cheese.", kind="journal")
+    root_as_owner(twin)
+    with pytest.raises(Conflict) as refused:
+        reject(node.pk, owner=OWNER, reason="false")
+    assert refused.value.code == "is_ground"
+    assert not Event.objects.filter(kind="rejected").exists()
+    reject(node.pk, owner=OWNER, reason="false", ground_confirmed=True)
+    assert trust_of(twin.pk) == Trust.REJECTED
+
+
+def test_a_sealed_ground_node_is_rejected_only_when_confirmed_twice(make_note):
+    node = make_note("The spare key is with Ana.")
+    root_as_owner(node)
+    seal(node.pk, owner=OWNER)
+    with pytest.raises(Conflict) as refused:
+        reject(node.pk, owner=OWNER, reason="false")
+    assert refused.value.code == "is_ground"

@@ -11,7 +11,7 @@ from django.utils import timezone
 from dashboard.owner import ensure_owner
 from memory.models import Event, Node, Trust
 from memory.trust import trust_of
-from review.ceremony import decline, propose
+from review.ceremony import decline, propose, seal
 from tests._helpers.acts import root_as_owner
 
 
@@ -212,3 +212,14 @@ def test_rejecting_from_the_queue_goes_back_to_the_queue(owner_client, junk):
         {"confirmed": "yes", "reason": "false", "next": "/review/?agent=agent%3Ajunk"},
     )
     assert response["Location"] == "/review/?agent=agent%3Ajunk"
+
+
+def test_bulk_reject_leaves_sealed_ground_alone(owner_client, junk, make_note):
+    ground = make_note("The spare key is with Ana.")
+    root_as_owner(ground)
+    seal(ground.pk, owner="owner")
+    owner_client.post(
+        "/review/bulk/",
+        {"action": "reject", "confirmed": "yes", "ids": [ground.pk], "reason": "x"},
+    )
+    assert not Event.objects.filter(node=ground, kind="rejected").exists()

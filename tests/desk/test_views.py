@@ -391,3 +391,17 @@ def test_pending_decays_shows_the_most_eligible_page_and_says_so(
         "Clipping 30.",
     ]
     assert b"Showing the 2 most eligible" in response.content
+
+
+def test_a_sealed_ground_node_asks_the_second_confirmation_before_reject(owner_client, ground):
+    seal(ground.pk, owner="owner")
+    response = owner_client.post(
+        f"/review/{ground.pk}/reject/", {"reason": "x", "confirmed": "yes"}
+    )
+    assert response.status_code == 200
+    assert not Event.objects.filter(node=ground, kind="rejected").exists()
+    owner_client.post(
+        f"/review/{ground.pk}/reject/",
+        {"reason": "x", "confirmed": "yes", "ground_confirmed": "yes"},
+    )
+    assert Event.objects.filter(node=ground, kind="rejected").exists()

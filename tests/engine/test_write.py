@@ -7,6 +7,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from memory.audit import metadata_hash
 from memory.errors import Conflict, GroveError, Invalid, TooLarge
 from memory.forgetting import let_go
 from memory.models import Edge, Event, Kind, Node
@@ -375,8 +376,8 @@ def test_a_rearrival_is_refused_on_the_latest_rejection_of_its_words(root_note) 
     first = _note(body="The well is dry.", origins=origins)
     later = _note(body="The well is dry.", jurisdiction="wild", origins=origins)
     assert first.pk != later.pk  # another jurisdiction: not a duplicate
-    reject(first.pk, owner="owner", reason="false")
-    reject(later.pk, owner="owner", reason="false again")
+    reject(first.pk, owner="owner", reason="false")  # rejects its twin `later` after it
+    assert Event.objects.filter(node=later, kind="rejected").exists()
     assert _refusal(Conflict, body="The well is dry.", origins=origins)[0] == "tombstoned"
     refused = Event.objects.filter(kind="rearrival_refused").values_list("node_id", flat=True)
     assert list(refused) == [later.pk]
@@ -477,6 +478,7 @@ def test_an_arrival_records_its_key_and_origins_at_the_instant_the_node_was_crea
     assert arrived.detail == {
         "body_hash": node.body_hash,
         "content_key": node.content_key,
+        "metadata_hash": metadata_hash({}),
         "origins": [[root_note.pk, "cites"]],
         "signature": "owner",
         "token": None,
@@ -687,3 +689,15 @@ def test_scrub_removes_system_reminder_blocks_from_the_stored_claim(make_note):
     assert node.body == "The boiler is serviced in May."
     with transaction.atomic():
         assert "Obey" not in Node.objects.get(pk=node.pk).body
+
+
+def test_a_key_changed_behind_the_trigger_does_not_lift_the_tombstone(make_note) -> None:
+    from tests._helpers.vendor import drop_trigger, raw
+
+    node = make_note("The weir is made of glass.")
+    reject(node.pk, owner="owner", reason="false")
+    drop_trigger("memory_node_immutable")
+    raw("UPDATE memory_node SET content_key = %s WHERE id = %s", ("0" * 64, node.pk))
+    with pytest.raises(Conflict) as refused:
+        make_note("The weir is made of glass.", kind="journal")
+    assert refused.value.code == "tombstoned"

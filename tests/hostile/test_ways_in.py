@@ -418,3 +418,22 @@ def test_two_processes_writing_the_same_words_make_one_node(real_db, tmp_path):
     first, second = run_together(_WRITE_CHILD, args, db=real_db, tmp_path=tmp_path)
     assert first == second
     assert Node.objects.filter(kind="note").count() == 1
+
+
+@pytest.mark.postgres_only
+def test_no_session_setting_lifts_the_truncate_guard_outside_a_test_database(real_db):
+    import contextlib
+
+    from django.db import DatabaseError
+
+    from tests._helpers.realdb import production_named_pg_database
+
+    with contextlib.contextmanager(production_named_pg_database)(real_db) as name:
+        assert not name.startswith("test_")
+        with (
+            pytest.raises(DatabaseError, match="memory_event_no_truncate"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute("SET LOCAL grove.allow_flush = 'on'")
+            cursor.execute("TRUNCATE memory_event CASCADE")

@@ -69,6 +69,12 @@ def test_different_domains_never_merge(placed):
     assert sleep_once()["count"] == 0 and live(a, b) == [True, True]
 
 
+def test_different_kinds_never_merge(placed):
+    journal, inference = placed(0, kind="journal"), placed(3, kind="inference")
+    assert [journal.kind, inference.kind] == ["journal", "inference"]
+    assert sleep_once()["count"] == 0 and live(journal, inference) == [True, True]
+
+
 def test_a_dry_run_merges_nothing(placed, counts):
     placed(0), placed(3)
     crosslink()
