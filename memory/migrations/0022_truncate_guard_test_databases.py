@@ -35,6 +35,6 @@ def _guard(sql: str):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0018_fk_prefix_indexes")]
+    dependencies = [("memory", "0021_source_width")]
 
     operations = [migrations.RunPython(_guard(FORWARD), _guard(BACKWARD))]
