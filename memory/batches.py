@@ -15,8 +15,8 @@ again (restored, decayed, proposed or declined since). Store clock (Event.at).
 
 from __future__ import annotations
 
+import re
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -36,11 +36,15 @@ UNDONE_REASON = "batch_undone"  # the reason of the events an undo writes
 _LATER_WORD = (EventKind.ROOTED, EventKind.SEALED, EventKind.REJECTED, EventKind.SUPERSEDED)
 
 
-def batch_sql() -> str:
-    """The batch id of an event row as SQL: the expression migration 0019 indexes."""
+def batch_sql(column: str = "detail") -> str:
+    """The batch id of an event row as SQL: the expression migration 0019 indexes (`column`
+    qualifies it in a join, memory_event.detail)."""
     if connection.vendor == "postgresql":
-        return "(detail ->> 'batch')"
-    return "json_extract(detail, '$.batch')"
+        return f"({column} ->> 'batch')"
+    return f"json_extract({column}, '$.batch')"
+
+
+BATCH_ID = re.compile(r"[0-9a-f]{16}")  # what new_batch gives
 
 
 def new_batch() -> str:
@@ -100,11 +104,12 @@ def _changed_since(ids: list[int], after: int, kinds: tuple[str, ...]) -> set[in
     return found
 
 
-def let_go_many(ids: list[int], *, actor: str, words: str) -> Outcome:
+def let_go_many(ids: list[int], *, actor: str, words: str, batch: str = "") -> Outcome:
     """The owner lets many nodes go now, as one batch: each live node that is not permanent,
     ground, proposed or sealed is decayed (reason owner_let_go); the rest are left as they were,
-    each with its reason. One transaction, one UPDATE and one audit write per 900 nodes."""
-    out = Outcome(new_batch())
+    each with its reason. One transaction, one UPDATE and one audit write per 900 nodes.
+    `batch`: join a batch already begun (the queue declines each proposal, then lets it go)."""
+    out = Outcome(batch or new_batch())
     with transaction.atomic():
         nodes: dict[int, tuple[int, datetime | None, bool]] = {}
         for chunk in chunks(ids):
@@ -174,39 +179,56 @@ def _undo_let_go(events: list[Event], out: Outcome, *, actor: str, after: int) -
         Node.objects.filter(pk__in=chunk).update(decayed_at=None)
 
 
-_UNDO: dict[str, tuple[EventKind, Callable[..., None]]] = {
-    EventKind.DECAYED: (EventKind.RESTORED, _undo_let_go),
-}
-
-
-def undo(batch: str, *, actor: str, now: datetime | None = None) -> Outcome:
-    """Undo a batch as a batch of its own (store clock): each node the act changed is put back,
-    unless a later act decided on it (see the module docstring). Refuses (NotFound) an unknown
-    batch, (Conflict) one already undone, older than UNDO_WINDOW, or of an act with no undo."""
+def undoable(batch: str, *, now: datetime | None = None) -> list[Event]:
+    """The events of `batch`, if it can still be undone (store clock). Refuses (NotFound) an
+    unknown batch, (Conflict) an undo itself, one already undone, or one older than
+    UNDO_WINDOW."""
     now = now or timezone.now()
+    events = batch_events(batch)
+    if not events:
+        raise NotFound(f"no batch {batch!r} on the record")
+    if events[0].reason == UNDONE_REASON:
+        raise Conflict("an undo is not undone; act again instead", code="no_undo")
+    if now - events[0].at > UNDO_WINDOW:
+        raise Conflict(
+            f"batch {batch} is older than a day; undo each node on its own", code="undo_window"
+        )
+    if _undone(batch, after=events[-1].pk):
+        raise Conflict(f"batch {batch} was already undone", code="undone")
+    return events
+
+
+def undo_words(events: list[Event]) -> str:
+    return f"undo of {events[0].detail.get('filter') or 'a batch'}"
+
+
+def undo_let_go(events: list[Event], *, actor: str, batch: str, undoes: str) -> Outcome:
+    """Restore the nodes the owner let go in `events` (the let-go events of batch `undoes`), as
+    part of the undo batch `batch`: not as the owner's restore, so a node comes back as it was,
+    no root. Skips a node decided on or brought back since. One transaction."""
+    out = Outcome(batch)
+    let_go = [e for e in events if e.kind == EventKind.DECAYED]
+    if not let_go:
+        return out
     with transaction.atomic():
-        events = batch_events(batch)
-        if not events:
-            raise NotFound(f"no batch {batch!r} on the record")
-        kind = events[0].kind
-        if kind not in _UNDO or events[0].reason == UNDONE_REASON:
-            raise Conflict(f"a batch of {kind} events cannot be undone", code="no_undo")
-        if now - events[0].at > UNDO_WINDOW:
-            raise Conflict(
-                f"batch {batch} is older than a day; undo each node on its own",
-                code="undo_window",
-            )
-        if _undone(batch, after=events[-1].pk):
-            raise Conflict(f"batch {batch} was already undone", code="undone")
-        out = Outcome(new_batch())
-        written, run = _UNDO[kind]
-        run(events, out, actor=actor, after=events[-1].pk)
-        words = f"undo of {events[0].detail.get('filter', 'a batch')}"
+        _undo_let_go(let_go, out, actor=actor, after=events[-1].pk)
         audit.record_many(
-            written,
+            EventKind.RESTORED,
             out.done,
             actor=actor,
             reason=UNDONE_REASON,
-            detail=tag(out.batch, words, undoes=batch),
+            detail=tag(batch, undo_words(events), undoes=undoes),
         )
     return out
+
+
+def undo(batch: str, *, actor: str, now: datetime | None = None) -> Outcome:
+    """Undo a let-go batch as a batch of its own (store clock): each node the act let go comes
+    back, unless a later act decided on it (see the module docstring). Refuses as undoable()
+    does, and (Conflict) a batch with nothing the engine can undo (a decline's undo is a
+    ceremony: review/bulk.py)."""
+    with transaction.atomic():
+        events = undoable(batch, now=now)
+        if not any(e.kind == EventKind.DECAYED for e in events):
+            raise Conflict(f"a batch of {events[0].kind} events cannot be undone", code="no_undo")
+        return undo_let_go(events, actor=actor, batch=new_batch(), undoes=batch)

@@ -7,6 +7,7 @@ from review import bulk_views, decay_views, question_views, supersede_views, vie
 urlpatterns = [
     path("", views.review_queue, name="review_queue"),
     path("bulk/", bulk_views.review_bulk, name="review_bulk"),
+    path("batches/<slug:batch>/undo/", bulk_views.undo, name="batch_undo"),
     path("questions/", question_views.question_list, name="questions"),
     path("questions/plant/", question_views.question_plant, name="question_plant"),
     path("questions/<int:question_id>/", question_views.question_page, name="question"),

@@ -25,7 +25,7 @@ ALLOWED = {
 ACT_WRITERS = {"review/ceremony.py"}
 PROJECT = ("grove", *APPS, "bench")
 DAYTIME_FOLDERS = ("recall", "vectors", "custody")
-TOP_LEVEL_MODULES = 25
+TOP_LEVEL_MODULES = 26  # batches.py: acts on many nodes, beside audit.py and chain.py
 
 
 def _imports(source: str) -> list[tuple[str, list[str]]]:
