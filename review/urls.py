@@ -23,6 +23,7 @@ urlpatterns = [
         name="question_reopen",
     ),
     path("decays/", decay_views.pending_decays, name="pending_decays"),
+    path("decays/bulk/", decay_views.bulk, name="decay_bulk"),
     path("decays/<int:node_id>/keep/", decay_views.keep, name="decay_keep"),
     path("decays/<int:node_id>/let-go/", decay_views.let_go, name="decay_let_go"),
     path("decays/<int:node_id>/undo/", decay_views.undo_let_go, name="decay_undo"),

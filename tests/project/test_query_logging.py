@@ -71,6 +71,7 @@ PAGE_ACTS = {
     "review_bulk",
     "decay_undo",
     "batch_undo",  # lands where the owner was, with what it undid
+    "decay_bulk",  # behind a confirmation page: a post without an act lands on the list
     "question_plant",
     "question_feed",
     "question_answer",
