@@ -66,10 +66,12 @@ class Outcome:
 
 
 def batch_events(batch: str) -> list[Event]:
-    """The events of one batch, in id order (the index on BATCH_SQL serves it)."""
+    """The events of one batch, in id order (the index on batch_sql() serves it); their
+    snapshots are deferred (parsing 10,000 of them was a third of an undo's time)."""
     return list(
         Event.objects.raw(
-            f"SELECT * FROM memory_event WHERE {batch_sql()} = %s ORDER BY id",
+            "SELECT id, at, kind, node_id, actor, reason, related_node_id, detail FROM memory_event"
+            f" WHERE {batch_sql()} = %s ORDER BY id",
             [batch],
         )
     )
