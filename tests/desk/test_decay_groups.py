@@ -22,7 +22,7 @@ def sessions(lone, make_note):
 
 def test_pending_decays_are_grouped_by_the_node_they_came_from(owner_client, sessions):
     response = owner_client.get("/review/decays/")
-    groups = {g["origin"]: g["count"] for g in response.context["groups"]}
+    groups = {g["origin"]: g["count"] for g in response.context["decay_groups"]}
     assert {k: groups[k] for k in sessions} == {k: len(v) for k, v in sessions.items()}
     assert "3 nodes, none read since they arrived 40 days ago" in response.content.decode()
 
