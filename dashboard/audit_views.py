@@ -20,11 +20,11 @@ from dashboard.auditlog import (
     sealed_ids,
 )
 from dashboard.view_helpers import OWNER_ACTOR
+from memory.audit import REASON_WORDS
 from memory.custody.chain_verify import last_checkpoint
 from memory.errors import GroveError, Invalid
 from memory.forgetting import restore
 from memory.models import DecayReason, Event, EventKind, Node
-from memory.reasons import REASON_WORDS
 from memory.visibility import MAX_ID
 from web.htmx import HtmxHttpRequest, act_response
 

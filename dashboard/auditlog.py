@@ -13,14 +13,15 @@ from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db.models import QuerySet
+from django.db.models.expressions import RawSQL
 
-from memory import inputs
+from memory import batches, inputs
 from memory.clocks import EARLIEST, LATEST
 from memory.errors import Invalid
 from memory.models import Event, EventKind, Trust
 from memory.trust import trust_map
 
-FILTERS = ("kind", "reason", "actor", "domain", "node", "since", "until")
+FILTERS = ("kind", "reason", "actor", "domain", "node", "since", "until", "batch")
 EXPORT_FIELDS = (
     "id",
     "at",
@@ -59,10 +60,12 @@ def _day(value: str, *, name: str) -> datetime | None:
 
 
 def filter_events(params: Mapping[str, str]) -> QuerySet[Event]:
-    """Events newest first, narrowed by kind, reason, actor, node, domain (the node's) and a UTC
-    date range on the audit clock (Event.at; `until` includes its whole day).
+    """Events newest first, narrowed by kind, reason, actor, node, domain (the node's), batch
+    (the bulk act they belong to) and a UTC date range on the audit clock (Event.at; `until`
+    includes its whole day).
 
-    Refuses (Invalid) an unknown kind, a non-numeric node or a date that is not YYYY-MM-DD.
+    Refuses (Invalid) an unknown kind, a non-numeric node, a batch that is not a batch id or a
+    date that is not YYYY-MM-DD.
     """
     qs = Event.objects.all()
     kind = (params.get("kind") or "").strip()
@@ -80,6 +83,11 @@ def filter_events(params: Mapping[str, str]) -> QuerySet[Event]:
         qs = qs.filter(node_id=node_id)
     if domain := (params.get("domain") or "").strip():
         qs = qs.filter(node__domain=domain)
+    if batch := (params.get("batch") or "").strip():
+        if not batches.BATCH_ID.fullmatch(batch):
+            raise Invalid(f"batch {batch!r} is not a batch id")
+        expr = RawSQL(batches.batch_sql("memory_event.detail"), ())  # the indexed expression
+        qs = qs.annotate(batch=expr).filter(batch=batch)
     if since := _day((params.get("since") or "").strip(), name="since"):
         qs = qs.filter(at__gte=since)
     if until := _day((params.get("until") or "").strip(), name="until"):

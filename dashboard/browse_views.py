@@ -8,9 +8,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from dashboard.browse import FACETS, LIFECYCLES, SORT_LABELS, Page, browse, forgotten
+from memory.audit import reason_words
 from memory.errors import Invalid
 from memory.models import DecayReason, Jurisdiction, Kind, Node, Trust
-from memory.reasons import reason_words
 from memory.recall.dig import FILTERS
 from web.htmx import HtmxHttpRequest
 

@@ -373,3 +373,103 @@ def release_held(*, actor: str) -> Event:
             reason="owner_release",
             detail={"count": held["count"], "through_node": through, "run": held["run"]},
         )
+
+
+HORIZONS = (0, 7, 30, 90)  # the pending page's tabs: the next sleep, then within N days
+GROUP_FILTERS = ("domain", "kind", "jurisdiction", "author", "words", "origin")
+
+
+def pending_ids(*, now: datetime | None = None) -> dict[int, list[int]]:
+    """The ids each horizon's sweeps would collect (HORIZONS: 0 is the next sleep), from one
+    read of the graph (reach.marks); each horizon holds the ones before it. Store clock."""
+    now = now or timezone.now()
+    age = settings.GROVE_DECAY_MIN_AGE_DAYS
+    found = reach.marks([now - timedelta(days=age - days) for days in HORIZONS])
+    return {days: m.garbage.tolist() for days, m in zip(HORIZONS, found, strict=True)}
+
+
+def _where(filters: dict[str, str]) -> tuple[str, list[Any]]:
+    """SQL conditions on memory_node n for the pending page's filters (blank means any)."""
+    parts: list[str] = ["n.decayed_at IS NULL"]
+    params: list[Any] = []
+    for name, column in (("domain", "domain"), ("kind", "kind"), ("jurisdiction", "jurisdiction")):
+        if filters.get(name):
+            parts.append(f"n.{column} = %s")
+            params.append(filters[name])
+    if filters.get("author"):
+        parts.append("n.signature = %s")
+        params.append(filters["author"])
+    if filters.get("words"):
+        parts.append("LOWER(n.body) LIKE %s")
+        params.append("%" + filters["words"].lower().replace("%", "").replace("_", "") + "%")
+    if filters.get("origin", "").isdigit():
+        parts.append(
+            "EXISTS (SELECT 1 FROM memory_edge o WHERE o.from_node_id = n.id"
+            " AND o.kind = 'derived_from' AND o.to_node_id = %s)"
+        )
+        params.append(int(filters["origin"]))
+    return " AND ".join(parts), params
+
+
+def matching_pending(ids: list[int], filters: dict[str, str]) -> list[int]:
+    """The ids of `ids` (pending) that match the page's filters, in id order: what a bulk act
+    by filter acts on. One query per 900 ids."""
+    where, params = _where(filters)
+    found: list[int] = []
+    for chunk in chunks(ids):
+        marks = ",".join(["%s"] * len(chunk))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT n.id FROM memory_node n WHERE n.id IN ({marks}) AND {where} ORDER BY n.id",
+                [*chunk, *params],
+            )
+            found += [int(row[0]) for row in cursor.fetchall()]
+    return found
+
+
+def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, Any]]:
+    """The pending `ids` that match `filters`, grouped by what goes together: the node it was
+    derived from (its import session or conversation), its domain and its author (signature),
+    grouped in SQL, one query per 900 ids, largest group first. Each group: origin (id or
+    None), origin_label (the origin's source, or its first words), domain, author, count,
+    oldest (created_at), read (how many were ever read). Store clock for nothing: no ages."""
+    where, params = _where(filters)
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for chunk in chunks(ids):
+        marks = ",".join(["%s"] * len(chunk))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""SELECT (SELECT MIN(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = n.id
+                        AND e.kind = 'derived_from') AS origin, n.domain, n.signature,
+                        COUNT(*), MIN(n.created_at), SUM(CASE WHEN n.access_count > 0
+                        THEN 1 ELSE 0 END)
+                    FROM memory_node n WHERE n.id IN ({marks}) AND {where}
+                    GROUP BY origin, n.domain, n.signature""",
+                [*chunk, *params],
+            )
+            for origin, domain, author, count, oldest, read in cursor.fetchall():
+                key = (origin, domain, author)
+                group = groups.setdefault(
+                    key,
+                    {
+                        "origin": origin,
+                        "domain": domain,
+                        "author": author,
+                        "count": 0,
+                        "oldest": oldest,
+                        "read": 0,
+                    },
+                )
+                group["count"] += count
+                group["read"] += int(read or 0)
+                group["oldest"] = min(group["oldest"], oldest)
+    origins = {g["origin"] for g in groups.values() if g["origin"] is not None}
+    labels = dict(Node.objects.filter(pk__in=origins).values_list("id", "source"))
+    bodies = dict(Node.objects.filter(pk__in=origins).values_list("id", "body"))
+    out = sorted(groups.values(), key=lambda g: (-g["count"], str(g["origin"])))
+    for group in out:
+        origin = group["origin"]
+        group["origin_label"] = (
+            labels.get(origin) or bodies.get(origin, "")[:60] if origin is not None else ""
+        )
+    return out

@@ -3,7 +3,7 @@
 _validate (scrub and check) -> _tombstone and _known (the content-key lookup, claim kinds only,
 within domain, jurisdiction and kind) -> _insert (node, edges, its `arrived` event; the FTS row is
 written by the database's own trigger), all in one transaction. The body's scrub and hashes
-are in memory/scrub.py, the nested-extract hook in memory/nest.py.
+are in memory/scrub.py, the nested-extract hook (Nest, nest_into) below the write itself.
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ from memory.models import (
     Node,
     Trust,
 )
-from memory.nest import Nest as Nest  # re-exported ("X as X" for mypy): extract.py uses it
-from memory.nest import nest_into
 from memory.reach import HELD_BY_REVIVED, HOLDING, OWNER_WROTE, restore_held
 from memory.scrub import body_hash_of as body_hash_of  # re-exported: drift, ceremony
 from memory.scrub import content_key_of as content_key_of  # re-exported: bench/synthetic.py
@@ -421,3 +419,35 @@ def _insert(request: _Request) -> Node:
     except IntegrityError as exc:
         raise Invalid(f"refused by the database: {exc}", code="constraint") from exc
     return node
+
+
+# --- nested verbatim extracts: the write path's hook for memory/extract.py ---------------------
+
+
+@dataclass(frozen=True)
+class Nest:
+    """Where an extract sits: its body is parent.body[start:end], word for word."""
+
+    parent: int
+    start: int
+    end: int
+
+    def as_json(self) -> dict[str, int]:
+        return {"parent": self.parent, "start": self.start, "end": self.end}
+
+
+def nest_into(node: Node, nest: Nest, *, actor: str) -> None:
+    """Inside the write's transaction: refuse (Invalid, not_verbatim) unless the new node's body
+    is exactly parent.body[start:end], then add the nests edge parent -> node (container ->
+    part). An extract is an occurrence of those words in that parent: it is never merged with
+    other nodes of the same words (only the tombstone applies)."""
+    parent = Node.objects.filter(pk=nest.parent).values_list("body", flat=True).first()
+    if parent is None or parent[nest.start : nest.end] != node.body or nest.start < 0:
+        raise Invalid(
+            f"the extract is not node {nest.parent}'s text from {nest.start} to {nest.end}, "
+            "word for word",
+            code="not_verbatim",
+        )
+    Edge.objects.create(
+        from_node_id=nest.parent, to_node=node, kind=EdgeKind.NESTS, created_by=actor
+    )

@@ -22,8 +22,9 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from memory import audit
+from memory.batches import UNDONE_REASON
 from memory.errors import Conflict, Forbidden, GroveError, Invalid, NotFound, TooLarge
-from memory.models import ApiToken, Event, EventKind, Kind, Node, Trust
+from memory.models import CEREMONY_EVENT_KINDS, ApiToken, Event, EventKind, Kind, Node, Trust
 from memory.trust import trust_beneath_seal, trust_of
 from memory.visibility import node_in_domains
 from memory.write import body_hash_of, scrub, write_node
@@ -305,11 +306,14 @@ def unseal(node_id: int, *, owner: str, reason: str = "") -> Event:
         return _record(EventKind.UNSEALED, node=node, actor=owner, reason=label, detail=extra)
 
 
-def decline(node_id: int, *, owner: str, reason: str = "") -> Event:
+def decline(
+    node_id: int, *, owner: str, reason: str = "", batch: dict[str, Any] | None = None
+) -> Event:
     """Say "not now" to a proposal: the node stays in memory, unreviewed again (an agent may
     propose it again, and the queue then shows this decline). Writes one declined event naming
     the proposal it answers. Refuses (Forbidden) an agent actor, (NotFound) an unknown node,
-    (Conflict) a node that is not proposed -- re-checked under the write lock."""
+    (Conflict) a node that is not proposed -- re-checked under the write lock. `batch`: the
+    detail of the bulk act this decline is part of (memory.batches.tag)."""
     owner = _owner(owner)
     label, extra = _short(_reason(reason))
     with transaction.atomic():
@@ -325,6 +329,31 @@ def decline(node_id: int, *, owner: str, reason: str = "") -> Event:
                 "proposal": proposal.pk if proposal else None,
                 "proposer": proposal.actor if proposal else "",
                 **extra,
+                **(batch or {}),
+            },
+        )
+
+
+def undo_decline(declined: Event, *, owner: str, batch: dict[str, Any]) -> Event | None:
+    """Undo one decline of a bulk act: the node is proposed again by the same proposal (a
+    proposed event by the owner, reason batch_undone, naming the proposal and its proposer, so
+    the queue shows the agent's proposal as before). Leaves the node as it is (None) when a
+    later act decided on it: proposed, declined, rooted, superseded, sealed or rejected since."""
+    owner = _owner(owner)
+    with transaction.atomic():
+        node = node_in_domains(declined.node_id)
+        later = node.events.filter(pk__gt=declined.pk, kind__in=CEREMONY_EVENT_KINDS)
+        if later.exists():
+            return None
+        return _record(
+            EventKind.PROPOSED,
+            node=node,
+            actor=owner,
+            reason=UNDONE_REASON,
+            detail={
+                "proposal": declined.detail.get("proposal"),
+                "proposer": declined.detail.get("proposer", ""),
+                **batch,
             },
         )
 

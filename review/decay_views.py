@@ -5,16 +5,28 @@ the sweep and both acts live in memory/sleep/.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlencode
+
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memory import forgetting, inputs
+from memory import batches, forgetting, inputs
 from memory.errors import GroveError
 from memory.models import Node
-from review.queue import decided_row, decision_item, held_back_words, pending_decay_rows
+from memory.trust import trust_map
+from review.queue import (
+    NO_WORDS,
+    decided_row,
+    decision_item,
+    held_back_words,
+    pending_decay_rows,
+)
 from review.view_helpers import get_node_or_404, owner_name
 from web.htmx import HtmxHttpRequest, act_response
 
@@ -44,11 +56,74 @@ def _undoable(raw: str) -> Node | None:
 
 
 PAGE_ROWS = 50  # a screenful to decide on; deciding brings up the next ones
+GROUPS_SHOWN = 50  # the largest groups; rendering 1,400 lines was most of the page's time
+
+
+def _filters(query: QueryDict) -> dict[str, str]:
+    """The page's filters (forgetting.GROUP_FILTERS) and its horizon, blank ones left out."""
+    chosen = {k: query.get(k, "").strip()[:200] for k in (*forgetting.GROUP_FILTERS, "horizon")}
+    return {k: v for k, v in chosen.items() if v}
+
+
+def _horizon(filters: dict[str, str]) -> int:
+    raw = filters.get("horizon", "0")
+    return int(raw) if raw.isdigit() and int(raw) in forgetting.HORIZONS else 0
+
+
+def filter_words(filters: dict[str, str]) -> str:
+    """The filter in words: the confirmation's heading and the batch's record."""
+    horizon = _horizon(filters)
+    parts = ["pending at the next sleep" if not horizon else f"pending within {horizon} days"]
+    for name, words in (
+        ("domain", "in domain {}"),
+        ("kind", "of kind {}"),
+        ("jurisdiction", "in jurisdiction {}"),
+        ("author", "written by {}"),
+        ("origin", "derived from #{}"),
+        ("words", "saying “{}”"),
+    ):
+        if filters.get(name):
+            parts.append(words.format(filters[name]))
+    return "every node " + ", ".join(parts)
+
+
+def _ages(groups: list[dict[str, Any]]) -> None:
+    now = timezone.now()
+    for group in groups:
+        oldest = group["oldest"]
+        if isinstance(oldest, str):
+            oldest = datetime.fromisoformat(oldest)
+        if timezone.is_naive(oldest):
+            oldest = oldest.replace(tzinfo=UTC)
+        group["age_days"] = int((now - oldest).total_seconds() // 86400)
+
+
+def _group_rows(ids: list[int]) -> list[dict[str, Any]]:
+    """Rows for the nodes of one chosen group or filter: what each says and why it goes."""
+    nodes = Node.objects.in_bulk(ids)
+    trust = trust_map(list(nodes))
+    why = forgetting.why_rows(list(nodes), now_garbage=ids)
+    rows = []
+    for node_id, node in nodes.items():
+        row = decided_row(node, state="")
+        row.update(trust=trust[node_id], why=why[node_id], eligible_now=True)
+        if row["trust"] in NO_WORDS:
+            row["excerpt"] = ""
+        rows.append(row)
+    return rows
 
 
 @require_GET
 def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
     within, error = _within_days(request.GET.get("within"))
+    filters = _filters(request.GET)
+    pending = forgetting.pending_ids()
+    horizon = _horizon(filters)
+    groups = forgetting.pending_groups(pending[horizon], filters)
+    largest = groups[:GROUPS_SHOWN]  # a filter narrows to the rest
+    _ages(largest)
+    narrowed = {k: v for k, v in filters.items() if k != "horizon"}
+    chosen = forgetting.matching_pending(pending[horizon], filters)[:PAGE_ROWS] if narrowed else []
     rows = pending_decay_rows(within_days=within, limit=PAGE_ROWS + 1)
     shown = rows["now"] + rows["soon"]
     capped = len(shown) > PAGE_ROWS
@@ -64,6 +139,18 @@ def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
         "here": request.get_full_path(),
         "undo": _undoable(request.GET.get("let_go", "")),
         "held": held_back_words(),
+        "decay_groups": largest,
+        "groups_total": len(groups),
+        "horizon": horizon,
+        "horizons": [(days, len(pending[days])) for days in forgetting.HORIZONS],
+        "filters": filters,
+        "filter_words": filter_words(filters),
+        "filter_query": urlencode(filters),
+        "group_rows": _group_rows(chosen),
+        "undo_batch": batch
+        if batches.BATCH_ID.fullmatch(batch := request.GET.get("batch", ""))
+        else "",
+        "undo_next": reverse("pending_decays") + (f"?{urlencode(filters)}" if filters else ""),
     }
     return render(request, "review/decays.html", context)
 
@@ -134,3 +221,52 @@ def undo_let_go(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         done=lambda _: f"#{node.pk} restored: it is live again.",
         fallback=reverse("pending_decays"),
     )
+
+
+BULK_ACTS = {"keep": "Keep", "let_go": "Let go of"}
+SAMPLE = 20
+
+
+@require_http_methods(["GET", "POST"])
+def bulk(request: HtmxHttpRequest) -> HttpResponse:
+    """Keep or let go of every pending node the filters choose (a group is a filter: its
+    origin, domain and author). GET, or a POST without `confirmed`, shows what it will do: the
+    count, the filter in words, a sample. The confirmed POST acts on what matches then, as one
+    batch, and lands on the page with the same filters and an Undo for a let go."""
+    query = request.POST if request.method == "POST" else request.GET
+    act, filters = query.get("act", ""), _filters(query)
+    here = reverse("pending_decays") + (f"?{urlencode(filters)}" if filters else "")
+    if act not in BULK_ACTS:
+        messages.error(request, "Nothing was written: choose keep or let go.")
+        return redirect(here)
+    ids = forgetting.matching_pending(forgetting.pending_ids()[_horizon(filters)], filters)
+    words = filter_words(filters)
+    if request.method == "POST" and request.POST.get("confirmed") == "yes":
+        owner = owner_name(request)
+        if act == "keep":
+            out = batches.keep_many(ids, actor=owner, words=words)
+        else:
+            out = batches.let_go_many(ids, actor=owner, words=words)
+        done = len(out.done)
+        messages.success(
+            request, f"{BULK_ACTS[act].removesuffix(' of')}: {done} node{'s' * (done != 1)}."
+        )
+        if out.skipped:
+            messages.info(request, f"{len(out.skipped)} left as they were.")
+        if act == "let_go" and done:
+            return redirect(
+                f"{reverse('pending_decays')}?{urlencode({**filters, 'batch': out.batch})}"
+            )
+        return redirect(here)
+    nodes = Node.objects.in_bulk(ids[:SAMPLE])
+    context = {
+        "act": act,
+        "verb": BULK_ACTS[act],
+        "count": len(ids),
+        "words": words,
+        "filters": filters,
+        "sample": [decision_item(nodes[i]) for i in ids[:SAMPLE] if i in nodes],
+        "more": max(0, len(ids) - SAMPLE),
+        "back": here,
+    }
+    return render(request, "review/decays_bulk.html", context)

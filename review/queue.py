@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory import inputs
+from memory.batches import UNDONE_REASON
 from memory.chunks import chunks
 from memory.errors import GroveError
 from memory.forgetting import held_back, pending_decays
@@ -115,11 +116,15 @@ def waiting() -> Waiting:
     declines: dict[int, list[Event]] = {}
     kinds = [EventKind.PROPOSED, EventKind.DECLINED]
     events = Event.objects.filter(kind__in=kinds).defer("snapshot").order_by("at", "id")
+    by_id: dict[int, Event] = {}
     for event in events:
         if event.node_id is None:  # a proposal always names its node
             continue
         if event.kind == EventKind.PROPOSED:
-            latest[event.node_id] = event
+            by_id[event.pk] = event
+            # An undone decline proposes again by the agent's proposal: the queue shows that.
+            again = event.detail.get("proposal") if event.reason == UNDONE_REASON else None
+            latest[event.node_id] = by_id.get(again, event) if isinstance(again, int) else event
         else:
             declines.setdefault(event.node_id, []).append(event)
     trust = trust_map(latest)

@@ -7,6 +7,7 @@ from review import bulk_views, decay_views, question_views, supersede_views, vie
 urlpatterns = [
     path("", views.review_queue, name="review_queue"),
     path("bulk/", bulk_views.review_bulk, name="review_bulk"),
+    path("batches/<slug:batch>/undo/", bulk_views.undo, name="batch_undo"),
     path("questions/", question_views.question_list, name="questions"),
     path("questions/plant/", question_views.question_plant, name="question_plant"),
     path("questions/<int:question_id>/", question_views.question_page, name="question"),
@@ -23,6 +24,7 @@ urlpatterns = [
     ),
     path("decays/", decay_views.pending_decays, name="pending_decays"),
     path("decays/release/", decay_views.release, name="decays_release"),
+    path("decays/bulk/", decay_views.bulk, name="decay_bulk"),
     path("decays/<int:node_id>/keep/", decay_views.keep, name="decay_keep"),
     path("decays/<int:node_id>/let-go/", decay_views.let_go, name="decay_let_go"),
     path("decays/<int:node_id>/undo/", decay_views.undo_let_go, name="decay_undo"),

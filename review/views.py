@@ -8,6 +8,7 @@ destructive one, always passes through a confirmation page that says what it doe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -38,6 +39,7 @@ from review.view_helpers import get_node_or_404, owner_name
 from web.htmx import HtmxHttpRequest, act_response, back
 
 QUEUE_PAGE = 50  # rows per page, oldest first
+_BATCH = re.compile(r"[0-9a-f]{16}")  # a batch id (memory.batches.new_batch): the Undo box
 
 
 def queue_url(filters: QueueFilters, **extra: str) -> str:
@@ -63,6 +65,8 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
         "ages": (1, 7, 30, 90),
         "here": request.get_full_path(),
         "sealed": sealed_nodes(limit=QUEUE_PAGE),
+        "undo_batch": batch if _BATCH.fullmatch(batch := request.GET.get("batch", "")) else "",
+        "undo_next": queue_url(filters),
     }
     return render(request, "review/queue.html", context)
 

@@ -6,7 +6,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from dashboard.markdown import render_markdown
-from memory.reasons import reason_words
+from memory.audit import reason_words
 
 register = template.Library()
 

@@ -2,7 +2,7 @@
 
 A dig is recall over the decayed nodes only (memory.recall with forgotten=True: the same ranking,
 the same visibility but for liveness, turned over in memory.visibility), answered as packets
-labelled with when each node decayed and why, in words (memory.reasons). Ordinary recall stays
+labelled with when each node decayed and why, in words (memory.audit). Ordinary recall stays
 live-only and says how many forgotten nodes also matched (forgotten_matches), so a caller knows
 when a dig is worth a call.
 
@@ -30,10 +30,10 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from memory import audit, reach
+from memory.audit import reason_words
 from memory.chunks import chunks
 from memory.errors import Invalid
 from memory.models import Event, EventKind, Node, RecallLog
-from memory.reasons import reason_words
 from memory.recall import recall
 from memory.recall.lexical import fts_candidates, query_terms, trigram_candidates
 from memory.visibility import Visibility, lawful

@@ -12,8 +12,8 @@ from dashboard.charts import bar_geometry, daily_bars
 from dashboard.graph import backlinks, neighbourhood
 from dashboard.graph_layout import layout
 from dashboard.markdown import render_markdown
+from memory.audit import reason_words
 from memory.models import ApiToken, SleepRun
-from memory.reasons import reason_words
 from memory.scroll import commit_turn, scroll_dir
 from memory.tokens import hash_secret
 from review.ceremony import seal

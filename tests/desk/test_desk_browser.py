@@ -70,7 +70,12 @@ def test_bulk_decline_of_fifty_from_one_agent_in_two_actions(
     assert "Showing 1–50 of 59" in owner_page.locator("#queue-status").inner_text()
     owner_page.get_by_role("link", name="agent:junk · 56").click()  # action 1
     shots(owner_page, "queue-agent")
-    owner_page.get_by_role("button", name="Apply to all 56 from agent:junk").click()  # action 2
+    owner_page.locator("#bulk-action").select_option("decline")
+    owner_page.get_by_role("button", name="Apply to all 56 from agent:junk…").click()  # action 2
+    assert (
+        "every proposal proposed by agent:junk" in owner_page.locator("#bulk-filter").inner_text()
+    )
+    owner_page.get_by_role("button", name="Yes, decline 56").click()
     owner_page.wait_for_load_state()
     assert "Declined: 56 nodes." in owner_page.locator(".messages").inner_text()
     assert {trust_of(n.pk) for n in junk} == {Trust.UNREVIEWED}
@@ -83,9 +88,10 @@ def test_bulk_reject_of_ticked_rows_goes_through_a_list(owner_page, live_server,
     for node in nodes[:2]:
         owner_page.get_by_label(f"Tick #{node.pk}").check()
     owner_page.locator("#bulk-action").select_option("reject")
-    owner_page.get_by_role("button", name="Apply to ticked").click()
+    owner_page.get_by_role("button", name="Apply to ticked…").click()
     assert owner_page.locator("#bulk-list li").count() == 2
     owner_page.get_by_label("Why are they false?").fill("made up")
+    owner_page.get_by_label("Type 2 to reject 2 nodes").fill("2")
     shots(owner_page, "bulk-reject-confirm")
     owner_page.get_by_role("button", name="Yes, reject 2 as false").click()
     owner_page.wait_for_url(f"{live_server.url}/review/")

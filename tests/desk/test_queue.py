@@ -63,7 +63,9 @@ def test_it_pages_oldest_first_and_says_where_it_is(owner_client, junk, monkeypa
 
 def test_bulk_decline_of_ticked_rows_keeps_the_nodes(owner_client, junk):
     ids = [junk[0].pk, junk[1].pk]
-    response = owner_client.post("/review/bulk/", {"action": "decline", "ids": ids})
+    response = owner_client.post(
+        "/review/bulk/", {"action": "decline", "ids": ids, "confirmed": "yes"}
+    )
     assert response.status_code == 302
     assert {trust_of(i) for i in ids} == {Trust.UNREVIEWED}
     assert Node.objects.filter(pk__in=ids, decayed_at__isnull=True).count() == 2
@@ -73,7 +75,13 @@ def test_bulk_decline_of_ticked_rows_keeps_the_nodes(owner_client, junk):
 def test_bulk_decline_of_all_from_one_agent_leaves_the_others(owner_client, junk):
     owner_client.post(
         "/review/bulk/",
-        {"action": "decline", "scope": "matching", "agent": "agent:junk", "reason": "noise"},
+        {
+            "action": "decline",
+            "scope": "matching",
+            "agent": "agent:junk",
+            "reason": "noise",
+            "confirmed": "yes",
+        },
     )
     assert {trust_of(n.pk) for n in junk[:12]} == {Trust.UNREVIEWED}
     assert {trust_of(n.pk) for n in junk[12:]} == {Trust.PROPOSED}
@@ -86,7 +94,7 @@ def test_bulk_reject_asks_first_and_lists_what_it_will_do(owner_client, junk, co
         "/review/bulk/", {"action": "reject", "scope": "matching", "agent": "agent:scout"}
     )
     html = response.content.decode()
-    assert response.status_code == 200 and "Reject 2 nodes as false?" in html
+    assert response.status_code == 200 and "Reject 2 proposals?" in html
     assert f'name="ids" value="{junk[12].pk}"' in html and "Useful fact 0." in html
     assert counts() == before
 
@@ -95,7 +103,7 @@ def test_bulk_reject_confirmed_tombstones_exactly_the_listed_nodes(owner_client,
     ids = [junk[12].pk, junk[13].pk]
     owner_client.post(
         "/review/bulk/",
-        {"action": "reject", "confirmed": "yes", "ids": ids, "reason": "false"},
+        {"action": "reject", "confirmed": "yes", "ids": ids, "reason": "false", "typed_count": "2"},
     )
     assert {trust_of(i) for i in ids} == {Trust.REJECTED}
     assert trust_of(junk[0].pk) == Trust.PROPOSED
@@ -106,7 +114,13 @@ def test_bulk_reject_leaves_ground_alone_and_says_so(owner_client, junk, make_no
     root_as_owner(ground)
     response = owner_client.post(
         "/review/bulk/",
-        {"action": "reject", "confirmed": "yes", "ids": [ground.pk, junk[0].pk], "reason": "x"},
+        {
+            "action": "reject",
+            "confirmed": "yes",
+            "ids": [ground.pk, junk[0].pk],
+            "reason": "x",
+            "typed_count": "2",
+        },
         follow=True,
     )
     html = response.content.decode()

@@ -70,6 +70,8 @@ PAGE_ACTS = {
     "review_reject",
     "review_bulk",
     "decay_undo",
+    "batch_undo",  # lands where the owner was, with what it undid
+    "decay_bulk",  # behind a confirmation page: a post without an act lands on the list
     "question_plant",
     "question_feed",
     "question_answer",
@@ -116,6 +118,8 @@ def _url(name: str, memory: dict[str, int]) -> str:
     kwargs = {"node_id": memory[NODE_FOR.get(name, "ground")]} if "node_id" in converters else {}
     if "question_id" in converters:
         kwargs["question_id"] = memory["question"]
+    if "batch" in converters:
+        kwargs["batch"] = "0" * 16
     return reverse(name, kwargs=kwargs)
 
 
