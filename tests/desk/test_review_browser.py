@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import Event, Trust
+from memory.models import Event, EventKind, Trust
 from memory.trust import trust_of
 from review.ceremony import propose, root
 
@@ -118,7 +118,10 @@ def test_keep_swaps_its_row_in_place(owner_page, live_server, make_note, screens
     screenshot(owner_page, "review-decays-decided")
     old.refresh_from_db()
     older.refresh_from_db()
-    assert (old.access_count, older.decayed_at) == (1, None)
+    # Keep is its own root reason, on the record, and not a read.
+    kept_events = Event.objects.filter(node_id=old.pk, kind=EventKind.KEPT, reason="owner_keep")
+    assert kept_events.count() == 1
+    assert (old.access_count, older.decayed_at) == (0, None)
 
 
 def test_it_declines_from_the_queue_in_place(owner_page, live_server, make_note, screenshot):
