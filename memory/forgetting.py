@@ -20,7 +20,16 @@ from django.utils import timezone
 from memory import audit, reach
 from memory.chunks import chunks
 from memory.errors import Conflict, NotFound
-from memory.models import DecayReason, Event, EventKind, Kind, Node, SleepRun, SleepStatus
+from memory.models import (
+    DecayReason,
+    EdgeKind,
+    Event,
+    EventKind,
+    Kind,
+    Node,
+    SleepRun,
+    SleepStatus,
+)
 from memory.trust import trust_map
 
 SHOWN = 3  # neighbours named per row; the rest are counted
@@ -49,39 +58,82 @@ def _edges(ids: list[int]) -> list[tuple[int, int, str]]:
     return found
 
 
-def _phrase(node_id: int, edge: tuple[int, int, str], now_garbage: set[int], only: bool) -> str:
-    src, dst, kind = edge
-    other = dst if src == node_id else src
-    if kind not in reach.HOLDING:
-        lead = "its only live neighbour" if only else "live neighbour"
-        return f"{lead} #{other} is linked by {kind}, which does not hold"
-    if src == node_id:
-        return f"it holds #{other} ({kind}); that does not hold it back"
-    if other in now_garbage:
-        return f"#{other} holds it ({kind}), but nothing holds #{other}"
-    return f"#{other} holds it ({kind}) only while #{other} is young or held by young nodes"
+# Each edge kind in plain words, one source for every why the owner reads: a holding kind as
+# the sentence its holder says ({a} holds {b}), a kind that never holds as the name of the link.
+EDGE_WORDS: dict[str, str] = {
+    EdgeKind.DERIVED_FROM: "{a} came from {b}",
+    EdgeKind.CITES: "{a} cites {b}",
+    EdgeKind.NESTS: "{b} is part of {a}",
+    EdgeKind.ASKS_ABOUT: "{a} asks about {b}",
+    EdgeKind.ANSWERS: "{a} answers {b}",
+    EdgeKind.FEEDS: "{a} feeds the question {b}",
+    EdgeKind.REOPENS: "{a} reopens the question {b}",
+    EdgeKind.RESPONDS_TO: "'next turn' in its conversation",
+    EdgeKind.SIMILAR: "'similar', made by sleep",
+    EdgeKind.CONSOLIDATED_INTO: "'merged into', made by sleep",
+}
+NOT_READ = "no agent read it"  # the fact that would have kept any pending node
+
+
+def _said(kind: str, a: str, b: str) -> str:
+    return EDGE_WORDS.get(kind, "{a} is linked to {b}").format(a=a, b=b)
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _phrases(
+    node_id: int, edges: list[tuple[int, int, str]], now_garbage: set[int], question: bool
+) -> list[str]:
+    """Why nothing keeps one pending node, in plain words: first the fact that would have kept
+    it (an agent's read; an open question), then what depends on it, what it depends on, and
+    the links that never keep a node."""
+    lead = [NOT_READ, "its question is answered"] if question else [NOT_READ]
+    holders = [e for e in edges if e[2] in reach.HOLDING and e[1] == node_id and e[0] != node_id]
+    held = [e for e in edges if e[2] in reach.HOLDING and e[0] == node_id]
+    loose = sorted({e[2] for e in edges if e[2] not in reach.HOLDING})
+    out = [*lead, "nothing you keep depends on it"]
+    for src, _dst, kind in holders[:SHOWN]:
+        said = _said(kind, f"#{src}", "it")
+        if src in now_garbage:
+            out.append(f"{said}, but nothing keeps #{src} either")
+        else:
+            out.append(f"{said}, and keeps it only while #{src} is new")
+    if len(holders) > SHOWN:
+        out.append(f"and {len(holders) - SHOWN} more that depend on it go too")
+    out += [
+        f"{_said(kind, 'it', f'#{dst}')}; that keeps #{dst}, not it"
+        for _, dst, kind in held[:SHOWN]
+    ]
+    if len(held) > SHOWN:
+        out.append(f"and it depends on {len(held) - SHOWN} more, which do not keep it")
+    if loose:
+        names = [EDGE_WORDS.get(k, k) for k in loose]
+        lead_words = "its only link" if not holders and not held else "its other link"
+        out.append(f"{lead_words}{'s are' if len(names) > 1 else ' is'} {_and(names)}")
+    if not edges:
+        out.append("it has no links to anything alive")
+    return out
 
 
 def why_rows(ids: list[int], *, now_garbage: Iterable[int]) -> dict[int, list[str]]:
-    """For each node in `ids`, phrases naming its live neighbours and why none of them holds it
-    (at most SHOWN named, the rest counted), or "no live neighbour". A holder in `now_garbage`
-    is itself unheld; any other holder holds only while it is young or held by young nodes."""
+    """For each pending node in `ids`, why nothing keeps it, in plain words (_phrases; edge
+    kinds as EDGE_WORDS names them, at most SHOWN of each side named, the rest counted). A
+    holder in `now_garbage` goes too; any other holder keeps it only while it is new."""
     wanted = set(ids)
     gone = {int(i) for i in now_garbage}
     by_node: dict[int, list[tuple[int, int, str]]] = {i: [] for i in ids}
     for edge in _edges(ids):
         for end in {edge[0], edge[1]} & wanted:
             by_node[end].append(edge)
-    out: dict[int, list[str]] = {}
-    for node_id, edges in by_node.items():
-        if not edges:
-            out[node_id] = ["no live neighbour"]
-            continue
-        phrases = [_phrase(node_id, e, gone, len(edges) == 1) for e in edges[:SHOWN]]
-        if len(edges) > SHOWN:
-            phrases.append(f"and {len(edges) - SHOWN} more live neighbours, none holding it")
-        out[node_id] = phrases
-    return out
+    questions = set(
+        Node.objects.filter(pk__in=ids, kind=Kind.QUESTION).values_list("id", flat=True)
+    )
+    return {
+        node_id: _phrases(node_id, edges, gone, node_id in questions)
+        for node_id, edges in by_node.items()
+    }
 
 
 def root_reasons(ids: Iterable[int]) -> dict[int, list[str]]:
@@ -266,10 +318,15 @@ def pending_decays(
         )
     why = why_rows([int(r["id"]) for r in rows], now_garbage=at_now.garbage)
     for row in rows:
-        age_days = float(row["age_days"])
-        young = [f"young: {age_days} of {age} days"] if age_days < age else []
-        row["why"] = ["not read", f"{age_days:.0f} days old", *young, *why[int(row["id"])]]
+        row["why"] = [*why[int(row["id"])], arrived_words(float(row["age_days"]), age)]
     return rows
+
+
+def arrived_words(age_days: float, age: float) -> str:
+    """How old a pending node is, beside the age under which every node is kept."""
+    if age_days < age:
+        return f"it is still new ({age_days:g} of the {age:g} days new nodes are kept)"
+    return f"it arrived {age_days:.0f} days ago"
 
 
 def pending_count(*, now: datetime | None = None) -> int:
