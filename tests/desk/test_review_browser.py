@@ -118,7 +118,7 @@ def test_keep_swaps_its_row_in_place(owner_page, live_server, make_note, screens
     screenshot(owner_page, "review-decays-decided")
     old.refresh_from_db()
     older.refresh_from_db()
-    assert (old.access_count, older.decayed_at) == (1, None)
+    assert (old.access_count, older.decayed_at) == (0, None)  # Keep is not a read
 
 
 def test_it_declines_from_the_queue_in_place(owner_page, live_server, make_note, screenshot):
