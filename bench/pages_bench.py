@@ -118,6 +118,10 @@ def _pages(
         ("review: decision panel", lambda i: f"/review/{ids['proposed'][i % 20]}/"),
         ("review: root screen", lambda i: f"/review/{ids['proposed'][i % 20]}/root/"),
         ("review: pending decays (now + 7 days)", lambda i: "/review/decays/"),
+        (
+            "review: pending decays, one group's nodes",
+            lambda i: f"/review/decays/?origin={hubs[i % len(hubs)]}",
+        ),
         ("review queue, one agent, page 2", lambda i: "/review/?agent=agent:bench1&page=2"),
         ("review: reject confirmation", lambda i: f"/review/{ids['proposed'][i % 20]}/reject/"),
         ("review: supersede screen", lambda i: f"/review/{ids['ground'][i % 5]}/supersede/"),

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
+from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
 from dashboard.browse import FACETS, LIFECYCLES, SORT_LABELS, Page, browse, forgotten
+from memory import batches
 from memory.audit import reason_words
 from memory.errors import Invalid
 from memory.models import DecayReason, Jurisdiction, Kind, Node, Trust
-from memory.recall.dig import FILTERS
+from memory.recall.dig import FILTERS, ForgottenFilter, forgotten_ids
+from memory.trust import trust_map
+from review.view_helpers import owner_name
 from web.htmx import HtmxHttpRequest
+
+SAMPLE = 20  # rows a confirmation shows of what it will act on
 
 
 def _domains() -> list[str]:
@@ -78,5 +86,51 @@ def forgotten_nodes(request: HtmxHttpRequest) -> HttpResponse:
         "chips": _chips(request, page.filters),
         "node_base": reverse("node", args=[0]).removesuffix("0/"),
         "here": request.get_full_path(),
+        "filter_query": urlencode({k: v for k, v in page.filters.items() if v}),
+        "undo_batch": batch
+        if batches.BATCH_ID.fullmatch(batch := request.GET.get("batch", ""))
+        else "",
     }
     return render(request, "dashboard/forgotten.html", context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def restore_matching(request: HtmxHttpRequest) -> HttpResponse:
+    """Restore every forgotten node the filter matches (memory.recall.dig.forgotten_ids), as one
+    batch (memory.batches.restore_many: never a sealed or rejected node). GET, or a POST
+    without `confirmed`, shows what it will do: the count, the filter in words, a sample. The
+    confirmed POST acts on what matches then and lands on /forgotten/ with an Undo. A bad day
+    in the filter is refused (400) with nothing restored."""
+    query = request.POST if request.method == "POST" else request.GET
+    try:
+        chosen = ForgottenFilter.of(query)
+    except Invalid as refused:
+        return HttpResponse(refused.message, status=400, content_type="text/plain")
+    filters = {k: v for k, v in chosen.values().items() if v}
+    back = reverse("forgotten") + (f"?{urlencode(filters)}" if filters else "")
+    ids = forgotten_ids(chosen)
+    words = chosen.described()
+    if request.method == "POST" and request.POST.get("confirmed") == "yes":
+        out = batches.restore_many(ids, actor=owner_name(request), words=words)
+        done = len(out.done)
+        messages.success(request, f"Restored {done} node{'s' * (done != 1)}: live again.")
+        if out.skipped:
+            messages.info(request, f"{len(out.skipped)} left as they were (sealed or rejected).")
+        if done:
+            return redirect(f"{reverse('forgotten')}?{urlencode({**filters, 'batch': out.batch})}")
+        return redirect(back)
+    trusts = trust_map(ids)
+    hidden = [i for i in ids if trusts[i] in batches.NEVER_RESTORED]
+    ids = [i for i in ids if trusts[i] not in batches.NEVER_RESTORED]
+    nodes = Node.objects.in_bulk(ids[:SAMPLE])
+    sample = [nodes[i] for i in ids[:SAMPLE] if i in nodes]
+    context = {
+        "count": len(ids),
+        "hidden": len(hidden),
+        "words": words,
+        "filters": filters,
+        "sample": sample,
+        "more": max(0, len(ids) - SAMPLE),
+        "back": back,
+    }
+    return render(request, "dashboard/forgotten_restore.html", context)

@@ -26,6 +26,7 @@ urlpatterns = [
     path("search/", search_views.search, name="search"),
     path("nodes/", browse_views.browse_nodes, name="browse_nodes"),
     path("forgotten/", browse_views.forgotten_nodes, name="forgotten"),
+    path("forgotten/restore/", browse_views.restore_matching, name="forgotten_restore"),
     path("node/<int:node_id>/", node_views.node_page, name="node"),
     path("node/<int:node_id>/restore/", audit_views.restore_node, name="restore_node"),
     path("node/<int:node_id>/extract/", node_views.extract_view, name="node_extract"),

@@ -337,6 +337,7 @@ REASON_WORDS: dict[str, str] = {
     "owner_keep": "you kept it",
     "owner_wrote": "you wrote it on the dashboard",
     "owner_release": "you released what sleep held back",
+    "batch_undone": "you undid a batch act",
     # Sleep and the write path.
     "reads": "read often enough to become permanent",
     "rearrival": "the same content arrived again",

@@ -27,7 +27,7 @@ from django.utils import timezone
 from memory import audit, reach
 from memory.chunks import chunks
 from memory.errors import Conflict, NotFound
-from memory.models import DecayReason, Event, EventKind, Node
+from memory.models import DecayReason, Event, EventKind, Node, Trust
 from memory.trust import trust_map
 
 UNDO_WINDOW = timedelta(days=1)
@@ -144,6 +144,43 @@ def let_go_many(ids: list[int], *, actor: str, words: str, batch: str = "") -> O
     return out
 
 
+NEVER_RESTORED = frozenset({Trust.SEALED, Trust.REJECTED})  # their words stay out of every read
+
+
+def restore_many(ids: list[int], *, actor: str, words: str) -> Outcome:
+    """The owner restores many decayed nodes as one batch: each comes back as the owner's restore
+    (reason owner_restore: a root from now on) with every decayed node it holds (reason
+    held_by_restore, in the same batch, so its undo lets them go too). A sealed or rejected node
+    is left as it was, as is a live or missing one. Restoring is not reading: access counts are
+    untouched. One transaction."""
+    out = Outcome(new_batch())
+    detail = tag(out.batch, words)
+    with transaction.atomic():
+        decayed: set[int] = set()
+        for chunk in chunks(ids):
+            decayed.update(
+                Node.objects.filter(pk__in=chunk, decayed_at__isnull=False).values_list(
+                    "id", flat=True
+                )
+            )
+        trusts = trust_map(sorted(decayed))
+        for node_id in ids:
+            if node_id not in decayed:
+                out.skipped[node_id] = "live or missing"
+            elif trusts[node_id] in NEVER_RESTORED:
+                out.skipped[node_id] = str(trusts[node_id])
+            else:
+                out.done.append(node_id)
+        for chunk in chunks(out.done):
+            Node.objects.filter(pk__in=chunk).update(decayed_at=None)
+        audit.record_many(
+            EventKind.RESTORED, out.done, actor=actor, reason=reach.OWNER_RESTORE, detail=detail
+        )
+        for node_id in out.done:
+            reach.restore_held(node_id, actor=actor, reason=reach.HELD_BY_RESTORE, detail=detail)
+    return out
+
+
 def keep_many(ids: list[int], *, actor: str, words: str) -> Outcome:
     """The owner keeps many live nodes as one batch: a kept event each (a root from now on; a
     keep is its own reason, not a read). A decayed node is left as it was: restore it first."""
@@ -224,6 +261,43 @@ def undo_let_go(events: list[Event], *, actor: str, batch: str, undoes: str) -> 
     return out
 
 
+def undo_restore(events: list[Event], *, actor: str, batch: str, undoes: str) -> Outcome:
+    """Let go again the nodes restored in `events` (the restored events of batch `undoes`), as
+    part of the undo batch `batch`: decayed, reason batch_undone. Skips a node decided on,
+    kept or let go since, and one no longer live. One transaction."""
+    out = Outcome(batch)
+    restored = [e.node_id for e in events if e.kind == EventKind.RESTORED and e.node_id]
+    if not restored:
+        return out
+    with transaction.atomic():
+        after = events[-1].pk
+        later = _changed_since(restored, after, (*_LATER_WORD, EventKind.KEPT, EventKind.DECAYED))
+        still: set[int] = set()
+        for chunk in chunks(restored):
+            still.update(
+                Node.objects.filter(pk__in=chunk, decayed_at__isnull=True).values_list(
+                    "id", flat=True
+                )
+            )
+        for node_id in restored:
+            if node_id in later or node_id not in still:
+                out.skipped[node_id] = "decided on or used since"
+            else:
+                out.done.append(node_id)
+        now = timezone.now()
+        for chunk in chunks(out.done):
+            Node.objects.filter(pk__in=chunk).update(decayed_at=now)
+        audit.record_many(
+            EventKind.DECAYED,
+            out.done,
+            actor=actor,
+            reason=UNDONE_REASON,
+            detail=tag(batch, undo_words(events), undoes=undoes),
+            at=now,
+        )
+    return out
+
+
 def undo(batch: str, *, actor: str, now: datetime | None = None) -> Outcome:
     """Undo a let-go batch as a batch of its own (store clock): each node the act let go comes
     back, unless a later act decided on it (see the module docstring). Refuses as undoable()
@@ -231,6 +305,8 @@ def undo(batch: str, *, actor: str, now: datetime | None = None) -> Outcome:
     ceremony: review/bulk.py)."""
     with transaction.atomic():
         events = undoable(batch, now=now)
+        if events[0].kind == EventKind.RESTORED:
+            return undo_restore(events, actor=actor, batch=new_batch(), undoes=batch)
         if not any(e.kind == EventKind.DECAYED for e in events):
             raise Conflict(f"a batch of {events[0].kind} events cannot be undone", code="no_undo")
         return undo_let_go(events, actor=actor, batch=new_batch(), undoes=batch)

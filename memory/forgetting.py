@@ -7,7 +7,9 @@ Ages are by the store clock (created_at).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,7 +22,16 @@ from django.utils import timezone
 from memory import audit, reach
 from memory.chunks import chunks
 from memory.errors import Conflict, NotFound
-from memory.models import DecayReason, Event, EventKind, Kind, Node, SleepRun, SleepStatus
+from memory.models import (
+    DecayReason,
+    EdgeKind,
+    Event,
+    EventKind,
+    Kind,
+    Node,
+    SleepRun,
+    SleepStatus,
+)
 from memory.trust import trust_map
 
 SHOWN = 3  # neighbours named per row; the rest are counted
@@ -49,39 +60,82 @@ def _edges(ids: list[int]) -> list[tuple[int, int, str]]:
     return found
 
 
-def _phrase(node_id: int, edge: tuple[int, int, str], now_garbage: set[int], only: bool) -> str:
-    src, dst, kind = edge
-    other = dst if src == node_id else src
-    if kind not in reach.HOLDING:
-        lead = "its only live neighbour" if only else "live neighbour"
-        return f"{lead} #{other} is linked by {kind}, which does not hold"
-    if src == node_id:
-        return f"it holds #{other} ({kind}); that does not hold it back"
-    if other in now_garbage:
-        return f"#{other} holds it ({kind}), but nothing holds #{other}"
-    return f"#{other} holds it ({kind}) only while #{other} is young or held by young nodes"
+# Each edge kind in plain words, one source for every why the owner reads: a holding kind as
+# the sentence its holder says ({a} holds {b}), a kind that never holds as the name of the link.
+EDGE_WORDS: dict[str, str] = {
+    EdgeKind.DERIVED_FROM: "{a} came from {b}",
+    EdgeKind.CITES: "{a} cites {b}",
+    EdgeKind.NESTS: "{b} is part of {a}",
+    EdgeKind.ASKS_ABOUT: "{a} asks about {b}",
+    EdgeKind.ANSWERS: "{a} answers {b}",
+    EdgeKind.FEEDS: "{a} feeds the question {b}",
+    EdgeKind.REOPENS: "{a} reopens the question {b}",
+    EdgeKind.RESPONDS_TO: "'next turn' in its conversation",
+    EdgeKind.SIMILAR: "'similar', made by sleep",
+    EdgeKind.CONSOLIDATED_INTO: "'merged into', made by sleep",
+}
+NOT_READ = "no agent read it"  # the fact that would have kept any pending node
+
+
+def _said(kind: str, a: str, b: str) -> str:
+    return EDGE_WORDS.get(kind, "{a} is linked to {b}").format(a=a, b=b)
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _phrases(
+    node_id: int, edges: list[tuple[int, int, str]], now_garbage: set[int], question: bool
+) -> list[str]:
+    """Why nothing keeps one pending node, in plain words: first the fact that would have kept
+    it (an agent's read; an open question), then what depends on it, what it depends on, and
+    the links that never keep a node."""
+    lead = [NOT_READ, "its question is answered"] if question else [NOT_READ]
+    holders = [e for e in edges if e[2] in reach.HOLDING and e[1] == node_id and e[0] != node_id]
+    held = [e for e in edges if e[2] in reach.HOLDING and e[0] == node_id]
+    loose = sorted({e[2] for e in edges if e[2] not in reach.HOLDING})
+    out = [*lead, "nothing you keep depends on it"]
+    for src, _dst, kind in holders[:SHOWN]:
+        said = _said(kind, f"#{src}", "it")
+        if src in now_garbage:
+            out.append(f"{said}, but nothing keeps #{src} either")
+        else:
+            out.append(f"{said}, and keeps it only while #{src} is new")
+    if len(holders) > SHOWN:
+        out.append(f"and {len(holders) - SHOWN} more that depend on it go too")
+    out += [
+        f"{_said(kind, 'it', f'#{dst}')}; that keeps #{dst}, not it"
+        for _, dst, kind in held[:SHOWN]
+    ]
+    if len(held) > SHOWN:
+        out.append(f"and it depends on {len(held) - SHOWN} more, which do not keep it")
+    if loose:
+        names = [EDGE_WORDS.get(k, k) for k in loose]
+        lead_words = "its only link" if not holders and not held else "its other link"
+        out.append(f"{lead_words}{'s are' if len(names) > 1 else ' is'} {_and(names)}")
+    if not edges:
+        out.append("it has no links to anything alive")
+    return out
 
 
 def why_rows(ids: list[int], *, now_garbage: Iterable[int]) -> dict[int, list[str]]:
-    """For each node in `ids`, phrases naming its live neighbours and why none of them holds it
-    (at most SHOWN named, the rest counted), or "no live neighbour". A holder in `now_garbage`
-    is itself unheld; any other holder holds only while it is young or held by young nodes."""
+    """For each pending node in `ids`, why nothing keeps it, in plain words (_phrases; edge
+    kinds as EDGE_WORDS names them, at most SHOWN of each side named, the rest counted). A
+    holder in `now_garbage` goes too; any other holder keeps it only while it is new."""
     wanted = set(ids)
     gone = {int(i) for i in now_garbage}
     by_node: dict[int, list[tuple[int, int, str]]] = {i: [] for i in ids}
     for edge in _edges(ids):
         for end in {edge[0], edge[1]} & wanted:
             by_node[end].append(edge)
-    out: dict[int, list[str]] = {}
-    for node_id, edges in by_node.items():
-        if not edges:
-            out[node_id] = ["no live neighbour"]
-            continue
-        phrases = [_phrase(node_id, e, gone, len(edges) == 1) for e in edges[:SHOWN]]
-        if len(edges) > SHOWN:
-            phrases.append(f"and {len(edges) - SHOWN} more live neighbours, none holding it")
-        out[node_id] = phrases
-    return out
+    questions = set(
+        Node.objects.filter(pk__in=ids, kind=Kind.QUESTION).values_list("id", flat=True)
+    )
+    return {
+        node_id: _phrases(node_id, edges, gone, node_id in questions)
+        for node_id, edges in by_node.items()
+    }
 
 
 def root_reasons(ids: Iterable[int]) -> dict[int, list[str]]:
@@ -222,28 +276,63 @@ def _ranked(
     return eligible, _in_domains(soon, domains, room), until
 
 
+HORIZONS = (0, 7, 30, 90)  # the pending page's tabs: the next sleep, then within N days
+GROUP_FILTERS = ("domain", "kind", "jurisdiction", "author", "words", "origin")
+
+
+@dataclass(frozen=True)
+class PendingMarks:
+    """One read of the graph for the pending page (reach.marks): a mark per horizon (HORIZONS)
+    and one at `within_days`, all taken at `now`. Marking is most of the page's cost, so every
+    part of the page asks these."""
+
+    now: datetime
+    horizons: dict[int, reach.Mark]
+    within: reach.Mark
+    within_days: float
+
+    def ids(self) -> dict[int, list[int]]:
+        return {days: m.garbage.tolist() for days, m in self.horizons.items()}
+
+
+def pending_marks(*, within_days: float = 0, now: datetime | None = None) -> PendingMarks:
+    """The marks at each horizon and at `within_days` from now, from one read. Store clock."""
+    now = now or timezone.now()
+    age = settings.GROVE_DECAY_MIN_AGE_DAYS
+    days = [*HORIZONS, within_days]
+    found = reach.marks([now - timedelta(days=age - d) for d in days])
+    horizons = dict(zip(HORIZONS, found, strict=False))
+    within = horizons[0] if within_days <= 0 else found[-1]
+    return PendingMarks(now, horizons, within, within_days)
+
+
 def pending_decays(
     *,
     within_days: float = 0,
     domains: Iterable[str] | None = None,
     limit: int | None = None,
     now: datetime | None = None,
+    marks: PendingMarks | None = None,
 ) -> list[dict[str, Any]]:
     """What a sweep would collect now, and what it will collect within `within_days` if nobody
     reads, keeps or links anything: derived on each call (two marks from one read of the graph,
-    reach.marks), never stored. Store clock.
+    reach.marks, or the page's `marks`, whose clock and horizon then rule), never stored.
+    Store clock.
 
     Each item: id, kind, domain, excerpt, created_at, age_days, eligible_now,
     days_until_eligible, and why (phrases saying why nothing holds it). Eligible now first
     (oldest id first), then by days until eligible; with `limit`, the `limit` first.
     """
-    now = now or timezone.now()
     age = settings.GROVE_DECAY_MIN_AGE_DAYS
-    cutoffs = [now - timedelta(days=age)]
-    if within_days > 0:
-        cutoffs.append(now - timedelta(days=age - within_days))
-    found = reach.marks(cutoffs)
-    at_now, later = found[0], found[-1]
+    if marks is not None:
+        now, at_now, later = marks.now, marks.horizons[0], marks.within
+    else:
+        now = now or timezone.now()
+        cutoffs = [now - timedelta(days=age)]
+        if within_days > 0:
+            cutoffs.append(now - timedelta(days=age - within_days))
+        found = reach.marks(cutoffs)
+        at_now, later = found[0], found[-1]
     chosen = None if domains is None else list(domains)
     eligible, soon, until = _ranked(at_now, later, now=now, age=age, domains=chosen, limit=limit)
     # Live only: a node the sweep or the owner decayed since the mark is no longer pending.
@@ -266,10 +355,15 @@ def pending_decays(
         )
     why = why_rows([int(r["id"]) for r in rows], now_garbage=at_now.garbage)
     for row in rows:
-        age_days = float(row["age_days"])
-        young = [f"young: {age_days} of {age} days"] if age_days < age else []
-        row["why"] = ["not read", f"{age_days:.0f} days old", *young, *why[int(row["id"])]]
+        row["why"] = [*why[int(row["id"])], arrived_words(float(row["age_days"]), age)]
     return rows
+
+
+def arrived_words(age_days: float, age: float) -> str:
+    """How old a pending node is, beside the age under which every node is kept."""
+    if age_days < age:
+        return f"it is still new ({age_days:g} of the {age:g} days new nodes are kept)"
+    return f"it arrived {age_days:.0f} days ago"
 
 
 def pending_count(*, now: datetime | None = None) -> int:
@@ -375,17 +469,10 @@ def release_held(*, actor: str) -> Event:
         )
 
 
-HORIZONS = (0, 7, 30, 90)  # the pending page's tabs: the next sleep, then within N days
-GROUP_FILTERS = ("domain", "kind", "jurisdiction", "author", "words", "origin")
-
-
 def pending_ids(*, now: datetime | None = None) -> dict[int, list[int]]:
     """The ids each horizon's sweeps would collect (HORIZONS: 0 is the next sleep), from one
     read of the graph (reach.marks); each horizon holds the ones before it. Store clock."""
-    now = now or timezone.now()
-    age = settings.GROVE_DECAY_MIN_AGE_DAYS
-    found = reach.marks([now - timedelta(days=age - days) for days in HORIZONS])
-    return {days: m.garbage.tolist() for days, m in zip(HORIZONS, found, strict=True)}
+    return pending_marks(now=now).ids()
 
 
 def _where(filters: dict[str, str]) -> tuple[str, list[Any]]:
@@ -411,62 +498,65 @@ def _where(filters: dict[str, str]) -> tuple[str, list[Any]]:
     return " AND ".join(parts), params
 
 
-def matching_pending(ids: list[int], filters: dict[str, str]) -> list[int]:
-    """The ids of `ids` (pending) that match the page's filters, in id order: what a bulk act
-    by filter acts on. One query per 900 ids."""
+def _among(ids: list[int]) -> tuple[str, list[Any]]:
+    """`n.id` among `ids` as one SQL condition with one parameter, however many ids: a JSON
+    array SQLite reads with json_each, an array PostgreSQL compares with ANY. One statement
+    then does what 900-id chunks did in a query each (a GROUP BY merged again in Python)."""
+    if connection.vendor == "postgresql":
+        return "n.id = ANY(%s)", [ids]
+    return "n.id IN (SELECT value FROM json_each(%s))", [json.dumps(ids)]
+
+
+def matching_pending(
+    ids: list[int], filters: dict[str, str], *, limit: int | None = None
+) -> list[int]:
+    """The ids of `ids` (pending) that match the page's filters, in id order (the first `limit`
+    of them): what a bulk act by filter acts on. One query."""
     where, params = _where(filters)
-    found: list[int] = []
-    for chunk in chunks(ids):
-        marks = ",".join(["%s"] * len(chunk))
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT n.id FROM memory_node n WHERE n.id IN ({marks}) AND {where} ORDER BY n.id",
-                [*chunk, *params],
-            )
-            found += [int(row[0]) for row in cursor.fetchall()]
-    return found
+    among, ids_param = _among(ids)
+    cap = f" LIMIT {int(limit)}" if limit is not None else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT n.id FROM memory_node n WHERE {among} AND {where} ORDER BY n.id{cap}",
+            [*ids_param, *params],
+        )
+        return [int(row[0]) for row in cursor.fetchall()]
 
 
 def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, Any]]:
     """The pending `ids` that match `filters`, grouped by what goes together: the node it was
     derived from (its import session or conversation), its domain and its author (signature),
-    grouped in SQL, one query per 900 ids, largest group first. Each group: origin (id or
-    None), origin_label (the origin's source, or its first words), domain, author, count,
-    oldest (created_at), read (how many were ever read). Store clock for nothing: no ages."""
+    grouped in one SQL statement, largest group first. Each group: origin (id or None),
+    origin_label (the origin's source, or its first words), domain, author, count, oldest
+    (created_at), read (how many were ever read). Store clock for nothing: no ages."""
     where, params = _where(filters)
-    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for chunk in chunks(ids):
-        marks = ",".join(["%s"] * len(chunk))
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""SELECT (SELECT MIN(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = n.id
-                        AND e.kind = 'derived_from') AS origin, n.domain, n.signature,
-                        COUNT(*), MIN(n.created_at), SUM(CASE WHEN n.access_count > 0
-                        THEN 1 ELSE 0 END)
-                    FROM memory_node n WHERE n.id IN ({marks}) AND {where}
-                    GROUP BY origin, n.domain, n.signature""",
-                [*chunk, *params],
-            )
-            for origin, domain, author, count, oldest, read in cursor.fetchall():
-                key = (origin, domain, author)
-                group = groups.setdefault(
-                    key,
-                    {
-                        "origin": origin,
-                        "domain": domain,
-                        "author": author,
-                        "count": 0,
-                        "oldest": oldest,
-                        "read": 0,
-                    },
-                )
-                group["count"] += count
-                group["read"] += int(read or 0)
-                group["oldest"] = min(group["oldest"], oldest)
-    origins = {g["origin"] for g in groups.values() if g["origin"] is not None}
+    among, ids_param = _among(ids)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT (SELECT MIN(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = n.id
+                    AND e.kind = 'derived_from') AS origin, n.domain, n.signature,
+                    COUNT(*), MIN(n.created_at), SUM(CASE WHEN n.access_count > 0
+                    THEN 1 ELSE 0 END)
+                FROM memory_node n WHERE {among} AND {where}
+                GROUP BY origin, n.domain, n.signature""",
+            [*ids_param, *params],
+        )
+        rows = cursor.fetchall()
+    groups = [
+        {
+            "origin": origin,
+            "domain": domain,
+            "author": author,
+            "count": count,
+            "oldest": oldest,
+            "read": int(read or 0),
+        }
+        for origin, domain, author, count, oldest, read in rows
+    ]
+    origins = {g["origin"] for g in groups if g["origin"] is not None}
     labels = dict(Node.objects.filter(pk__in=origins).values_list("id", "source"))
     bodies = dict(Node.objects.filter(pk__in=origins).values_list("id", "body"))
-    out = sorted(groups.values(), key=lambda g: (-g["count"], str(g["origin"])))
+    out = sorted(groups, key=lambda g: (-g["count"], str(g["origin"])))
     for group in out:
         origin = group["origin"]
         group["origin_label"] = (

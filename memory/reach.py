@@ -333,13 +333,20 @@ def _held_decayed(node_id: int, *, cap: int = 5000) -> list[int]:
     return sorted(i for i in found if last.get(i) not in decisions)
 
 
-def restore_held(node_id: int, *, actor: str, reason: str) -> list[int]:
+def restore_held(
+    node_id: int, *, actor: str, reason: str, detail: dict[str, Any] | None = None
+) -> list[int]:
     """Bring back every decayed node that `node_id` holds (_held_decayed), each with a restored
-    event related to it; the caller brings back `node_id` itself (a restore, or a revival in
-    memory/write.py). Inside the caller's transaction."""
+    event related to it (carrying `detail`: a batch's tag); the caller brings back `node_id`
+    itself (a restore, or a revival in memory/write.py). Inside the caller's transaction."""
     held = _held_decayed(node_id)
     Node.objects.filter(pk__in=held).update(decayed_at=None)
     audit.record_many(
-        EventKind.RESTORED, held, actor=actor, reason=reason, related=dict.fromkeys(held, node_id)
+        EventKind.RESTORED,
+        held,
+        actor=actor,
+        reason=reason,
+        related=dict.fromkeys(held, node_id),
+        detail=detail,
     )
     return held

@@ -98,11 +98,11 @@ def _ages(groups: list[dict[str, Any]]) -> None:
         group["age_days"] = int((now - oldest).total_seconds() // 86400)
 
 
-def _group_rows(ids: list[int]) -> list[dict[str, Any]]:
+def _group_rows(ids: list[int], now_garbage: Any) -> list[dict[str, Any]]:
     """Rows for the nodes of one chosen group or filter: what each says and why it goes."""
     nodes = Node.objects.in_bulk(ids)
     trust = trust_map(list(nodes))
-    why = forgetting.why_rows(list(nodes), now_garbage=ids)
+    why = forgetting.why_rows(list(nodes), now_garbage=now_garbage)
     rows = []
     for node_id, node in nodes.items():
         row = decided_row(node, state="")
@@ -117,14 +117,18 @@ def _group_rows(ids: list[int]) -> list[dict[str, Any]]:
 def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
     within, error = _within_days(request.GET.get("within"))
     filters = _filters(request.GET)
-    pending = forgetting.pending_ids()
+    # One read of the graph for the whole page: the tabs, the groups and the rows share it.
+    marks = forgetting.pending_marks(within_days=within)
+    pending = marks.ids()
     horizon = _horizon(filters)
     groups = forgetting.pending_groups(pending[horizon], filters)
     largest = groups[:GROUPS_SHOWN]  # a filter narrows to the rest
     _ages(largest)
     narrowed = {k: v for k, v in filters.items() if k != "horizon"}
-    chosen = forgetting.matching_pending(pending[horizon], filters)[:PAGE_ROWS] if narrowed else []
-    rows = pending_decay_rows(within_days=within, limit=PAGE_ROWS + 1)
+    chosen = (
+        forgetting.matching_pending(pending[horizon], filters, limit=PAGE_ROWS) if narrowed else []
+    )
+    rows = pending_decay_rows(within_days=within, limit=PAGE_ROWS + 1, marks=marks)
     shown = rows["now"] + rows["soon"]
     capped = len(shown) > PAGE_ROWS
     if capped:  # the most eligible PAGE_ROWS; deciding on them brings up the next ones
@@ -146,7 +150,7 @@ def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
         "filters": filters,
         "filter_words": filter_words(filters),
         "filter_query": urlencode(filters),
-        "group_rows": _group_rows(chosen),
+        "group_rows": _group_rows(chosen, marks.horizons[0].garbage),
         "undo_batch": batch
         if batches.BATCH_ID.fullmatch(batch := request.GET.get("batch", ""))
         else "",

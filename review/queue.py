@@ -19,7 +19,7 @@ from memory import inputs
 from memory.batches import UNDONE_REASON
 from memory.chunks import chunks
 from memory.errors import GroveError
-from memory.forgetting import held_back, pending_decays
+from memory.forgetting import PendingMarks, held_back, pending_decays
 from memory.models import Event, EventKind, Node, Trust
 from memory.trust import trust_map
 from review import ceremony
@@ -199,12 +199,14 @@ def _proposals(node_ids: list[int]) -> dict[int, Event]:
     return found
 
 
-def pending_decay_rows(*, within_days: float, limit: int = 500) -> dict[str, list[dict[str, Any]]]:
+def pending_decay_rows(
+    *, within_days: float, limit: int = 500, marks: PendingMarks | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """memory.forgetting.pending_decays split for the page: {"now": [...], "soon": [...]}, each row
     with its trust and why nothing holds it; a rejected node's excerpt is dropped (its words are
-    a tombstone). Store clock only. Sealed, ground and proposed nodes never appear: they are
-    roots."""
-    rows = pending_decays(within_days=within_days, limit=limit)
+    a tombstone). `marks`: the page's own (one read of the graph per request). Store clock only.
+    Sealed, ground and proposed nodes never appear: they are roots."""
+    rows = pending_decays(within_days=within_days, limit=limit, marks=marks)
     trust = trust_map([row["id"] for row in rows])
     split: dict[str, list[dict[str, Any]]] = {"now": [], "soon": []}
     for row in rows:

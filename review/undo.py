@@ -16,6 +16,8 @@ def undo_batch(batch: str, *, owner: str, now: datetime | None = None) -> batche
     back first, then the declines are proposed again; a node decided on since is skipped."""
     events = batches.undoable(batch, now=now)
     again = batches.new_batch()
+    if events[0].kind == EventKind.RESTORED:  # a restore of many: they go again
+        return batches.undo_restore(events, actor=owner, batch=again, undoes=batch)
     out = batches.undo_let_go(events, actor=owner, batch=again, undoes=batch)
     detail = batches.tag(again, batches.undo_words(events), undoes=batch)
     for event in events:

@@ -164,6 +164,22 @@ class ForgottenFilter:
             until=_day(text["until"], "until"),
         )
 
+    def described(self) -> str:
+        """The filter in words: a confirmation's heading and a batch's record."""
+        parts = [f"saying “{self.words}”"] if self.words else []
+        for value, words in (
+            (reason_words(self.reason) if self.reason else "", "forgotten because {}"),
+            (self.domain, "in domain {}"),
+            (self.kind, "of kind {}"),
+            (self.author, "written by {}"),
+            (self.origin, "from {}"),
+            (self.since.isoformat() if self.since else "", "let go from {}"),
+            (self.until.isoformat() if self.until else "", "let go until {}"),
+        ):
+            if value:
+                parts.append(words.format(value))
+        return "every forgotten node" + (" " + ", ".join(parts) if parts else "")
+
     def values(self) -> dict[str, str]:
         """The filter as the query string names it (empty ones included)."""
         return {

@@ -111,7 +111,7 @@ def test_keep_swaps_its_row_in_place(owner_page, live_server, make_note, screens
     screenshot(owner_page, "review-decays")
     _mark(owner_page)
     kept = owner_page.locator(f"#node-{old.pk}")
-    assert "not read · 20 days old · no live neighbour" in kept.inner_text()
+    assert "no agent read it; nothing you keep depends on it; " in kept.inner_text()
     kept.get_by_role("button", name=f"Keep #{old.pk}").click()
     owner_page.locator(f"#node-{old.pk}:has-text('Kept.')").wait_for()
     assert _stayed(owner_page)

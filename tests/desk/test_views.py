@@ -267,7 +267,7 @@ def test_pending_decays_shows_now_and_soon_with_why(owner_client, lonely, almost
     assert [r["id"] for r in response.context["now_rows"]] == [lonely.pk]
     assert [r["id"] for r in response.context["soon_rows"]] == [almost.pk]
     html = response.content.decode()
-    assert "not read · 20 days old · no live neighbour" in html
+    assert "no agent read it; nothing you keep depends on it; " in html
     assert "collected in 4.0 days" in html
 
 

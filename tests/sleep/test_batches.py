@@ -77,3 +77,28 @@ def test_a_let_go_batch_leaves_ground_as_it_was(lone):
     done = batches.let_go_many([a, b], actor="owner", words="two")
     assert done.done == [a]
     assert done.skipped == {b: "ground"}
+
+
+def _swept(*nodes: Node) -> None:
+    from memory import audit
+    from memory.models import DecayReason
+
+    for node in nodes:
+        Node.objects.filter(pk=node.pk).update(decayed_at=timezone.now())
+        audit.record(EventKind.DECAYED, node=node.pk, actor="sleep", reason=DecayReason.UNREACHABLE)
+
+
+def test_a_restore_of_many_brings_back_what_they_hold_in_the_batch_and_its_undo_too(
+    lone, make_note
+):
+    source = lone("An imported page.", days_old=40)
+    turn = make_note("A line from it.", days_old=40, origins=[{"id": source.pk}])
+    _swept(turn, source)
+    done = batches.restore_many([turn.pk], actor="owner", words="every forgotten node")
+    assert set(Node.objects.filter(decayed_at__isnull=True).values_list("id", flat=True)) >= {
+        turn.pk,
+        source.pk,
+    }
+    assert {e.node_id for e in batches.batch_events(done.batch)} == {turn.pk, source.pk}
+    batches.undo(done.batch, actor="owner")
+    assert Node.objects.filter(pk__in=[turn.pk, source.pk], decayed_at__isnull=True).count() == 0
