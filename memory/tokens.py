@@ -2,6 +2,11 @@
 
 The secret is shown to the owner exactly once (by `manage.py token create`); Grove keeps its hash
 and a short prefix so the dashboard can tell tokens apart without holding anything usable.
+
+Every grant is on the hash chain: minting writes a token_granted event and revoking a
+token_revoked one, each carrying grant_detail() (never the secret, nor its hash: a digest of
+the hash, so a swapped hash shows too). Integrity and import compare each token row with its
+latest grant (memory/custody/integrity.py, tokens_disagree_with_grant).
 """
 
 from __future__ import annotations
@@ -10,14 +15,18 @@ import hashlib
 import re
 import secrets
 from datetime import timedelta
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memory import audit
 from memory.errors import GroveError, Invalid, NotFound
-from memory.models import ApiToken
+from memory.models import ApiToken, EventKind
 
 SECRET_PREFIX = "grv_"
+# Who grants and revokes: the owner, at the dashboard or the command line.
+OWNER = "owner"
 PREFIX_CHARS = 12
 # last_used_at is a convenience for the owner, not an audit: refresh it at most this often so a
 # busy agent's reads do not each take the write lock.
@@ -33,13 +42,32 @@ class Unauthorized(GroveError):
     code = "unauthorized"
 
 
+def grant_detail(token: ApiToken) -> dict[str, Any]:
+    """What a grant event records of a token: the one spelling the writer and integrity share.
+    The stored hash is itself only a digest of the secret, but it is what authenticates: the
+    record keeps a digest of it instead, which names a swapped hash and opens nothing."""
+    revoked = token.revoked_at
+    return {
+        "token": token.pk,
+        "name": token.name,
+        "prefix": token.prefix,
+        "domains": list(token.domains),
+        "read_only": bool(token.read_only),
+        "revoked_at": None if revoked is None else revoked.isoformat(),
+        "token_hash_sha256": hashlib.sha256(token.token_hash.encode("ascii")).hexdigest(),
+    }
+
+
 def hash_secret(secret: str) -> str:
     """sha256 hex of a bearer secret: the only form Grove stores."""
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def create_token(*, name: str, domains: list[str], read_only: bool = False) -> tuple[ApiToken, str]:
-    """Mint a token for an agent and return it with its secret (shown once, never stored).
+def create_token(
+    *, name: str, domains: list[str], read_only: bool = False, actor: str = OWNER
+) -> tuple[ApiToken, str]:
+    """Mint a token for an agent and return it with its secret (shown once, never stored), and
+    its token_granted event in the same transaction.
 
     Reads the store clock for created_at. Refuses (Invalid) a malformed or taken name, no domains,
     or a malformed domain label.
@@ -66,21 +94,38 @@ def create_token(*, name: str, domains: list[str], read_only: bool = False) -> t
                 domains=cleaned,
                 read_only=read_only,
             )
+            audit.record(
+                EventKind.TOKEN_GRANTED,
+                node=None,
+                actor=actor,
+                detail=grant_detail(token),
+                at=token.created_at,
+            )
     except IntegrityError:
         raise Invalid(f"a token named {name!r} already exists", code="token_exists") from None
     return token, secret
 
 
-def revoke_token(*, name: str) -> ApiToken:
-    """Revoke a token by name (idempotent: a revoked token keeps its first revocation time).
+def revoke_token(*, name: str, actor: str = OWNER) -> ApiToken:
+    """Revoke a token by name, with its token_revoked event in the same transaction (idempotent:
+    a revoked token keeps its first revocation time, and its one event).
 
     Reads the store clock. Refuses (NotFound) an unknown name.
     """
-    token = ApiToken.objects.filter(name=name).first()
-    if token is None:
-        raise NotFound(f"no token named {name!r}")
-    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    token.refresh_from_db()
+    with transaction.atomic():
+        token = ApiToken.objects.filter(name=name).first()
+        if token is None:
+            raise NotFound(f"no token named {name!r}")
+        now = timezone.now()
+        if ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now):
+            token.refresh_from_db()
+            audit.record(
+                EventKind.TOKEN_REVOKED,
+                node=None,
+                actor=actor,
+                detail=grant_detail(token),
+                at=now,
+            )
     return token
 
 

@@ -432,6 +432,56 @@ def nodes_disagree_with_arrival(*, after: int = 0) -> list[str]:
     return found
 
 
+# What a grant records of a token, compared field by field (tokens.grant_detail spells it).
+_GRANT_FIELDS = ("name", "prefix", "domains", "read_only", "revoked_at", "token_hash")
+
+
+def tokens_disagree_with_grant() -> list[str]:
+    """Every token has its grant on the chain (a token_granted event, then token_revoked), and
+    its row still says what the latest one granted: its name, prefix, domains, read-only flag,
+    revocation and (by a digest) its hash. A token given another domain, made writable or
+    un-revoked behind the functions of memory/tokens.py shows here, each field by name. Tokens
+    are few: every one is read, and every grant event."""
+    from memory.models import ApiToken
+    from memory.tokens import grant_detail
+
+    latest: dict[int, dict[str, Any]] = {}
+    for (detail,) in _rows(
+        """SELECT detail FROM memory_event WHERE kind IN ('token_granted', 'token_revoked')
+           ORDER BY id"""
+    ):
+        detail = _json(detail) or {}
+        if isinstance(detail.get("token"), int):
+            latest[detail["token"]] = detail
+    found = []
+    columns = [f.attname for f in ApiToken._meta.concrete_fields]
+    for row in _rows(f"SELECT {', '.join(columns)} FROM memory_apitoken ORDER BY id"):
+        values = dict(zip(columns, row, strict=True))
+        values["domains"] = _json(values["domains"])
+        for clock in ("created_at", "last_used_at", "revoked_at"):
+            values[clock] = _as_instant(values[clock])
+        token = ApiToken(**values)
+        grant = latest.get(token.pk)
+        if grant is None:
+            found.append(f"token {token.pk} has no grant event: it is on no chain")
+            continue
+        now = grant_detail(token)
+        now["token_hash"] = now.pop("token_hash_sha256")
+        grant = {**grant, "token_hash": grant.get("token_hash_sha256")}
+        differ = [
+            f
+            for f in _GRANT_FIELDS
+            if (
+                _as_instant(now[f]) != _as_instant(grant.get(f))
+                if f == "revoked_at"
+                else now[f] != grant.get(f)
+            )
+        ]
+        if differ:
+            found.append(f"token {token.pk}: {', '.join(differ)} differ from its grant")
+    return found
+
+
 def scrolls_disagree_with_pairs(*, after: int = 0) -> list[str]:
     """Every scroll a pair points into (a pair with an id above `after`) re-hashes, runs 1, 2,
     3 ... and holds its pairs' records."""
@@ -600,6 +650,7 @@ CHECKS: dict[str, Callable[[], list[str]]] = {
     "verdicts_disagree_with_body": verdicts_disagree_with_body,
     "nodes_disagree_with_arrival": nodes_disagree_with_arrival,
     "scrolls_disagree_with_pairs": scrolls_disagree_with_pairs,
+    "tokens_disagree_with_grant": tokens_disagree_with_grant,
     "hash_chain": hash_chain,
     "chain_anchors": chain_anchors,
     "nests_not_verbatim": nests_not_verbatim,

@@ -5,8 +5,8 @@ the record's tables in dependency and id order, each column as stored (datetimes
 microsecond precision and vectors as base64, so every hash recomputes exactly). Import loads it
 into a freshly migrated, empty database with the same ids, moves PostgreSQL's sequences past
 them, then verifies before it commits: the counts, the tail, the whole hash chain from its first
-event, every body hash and every node against its arrival. A file that fails any of these
-leaves the target database empty.
+event, every body hash, every node against its arrival and every token against its grant. A file
+that fails any of these leaves the target database empty.
 
 Not moved: walk tickets (short-lived by design), the django-q2 queue, the owner's login (run
 `manage.py login_link` on the new database). Scroll files live beside the database, not in it:
@@ -173,7 +173,11 @@ def _reset_sequences() -> None:
 
 def _verify(header: dict[str, Any]) -> None:
     from memory.custody.chain_verify import verify
-    from memory.custody.integrity import body_hash_mismatch, nodes_disagree_with_arrival
+    from memory.custody.integrity import (
+        body_hash_mismatch,
+        nodes_disagree_with_arrival,
+        tokens_disagree_with_grant,
+    )
 
     problems = []
     if (have := counts()) != header.get("counts"):
@@ -184,5 +188,6 @@ def _verify(header: dict[str, Any]) -> None:
     if not report.ok:
         problems.append(f"the hash chain breaks: {report.broken}")
     problems += body_hash_mismatch()[:5] + nodes_disagree_with_arrival()[:5]
+    problems += tokens_disagree_with_grant()[:5]
     if problems:
         raise TransferError("; ".join(problems))

@@ -72,6 +72,10 @@ class EventKind(models.TextChoices):
     REARRIVED = "rearrived"
     # The owner lets sleep collect the decays its guard held back (memory/forgetting.py).
     DECAYS_RELEASED = "decays_released"
+    # A token's grant (name, domains, read-only, revocation) joins the chain through these
+    # (memory/tokens.py); integrity and import compare each token row with its latest one.
+    TOKEN_GRANTED = "token_granted"
+    TOKEN_REVOKED = "token_revoked"
 
 
 # The events only review/ceremony.py may write: they decide trust.

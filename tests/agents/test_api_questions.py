@@ -47,11 +47,11 @@ def test_questions_keep_to_the_tokens_domains(agent, make_note, counts):
 
 def test_question_refusals_are_clear(agent, client, make_note, counts):
     topic = make_note("The boiler knocks.")
+    reader = make_agent(client, name="reader", read_only=True)  # its grant is an event
     before = counts()
     bad_body = {"body": 3, "about": [topic.pk]}  # a real id: ids need not start at 1
     for data in ({"body": "Why?"}, {"body": "Why?", "about": []}, bad_body):
         assert agent.post("questions", data).status_code == 400, data
-    reader = make_agent(client, name="reader", read_only=True)
     response = reader.post("questions", {"body": "Why?", "about": [topic.pk]})
     assert (response.status_code, error_of(response)) == (403, "read_only")
     not_q = agent.post(f"questions/{topic.pk}/feed", {"node": topic.pk})

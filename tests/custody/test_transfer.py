@@ -169,3 +169,49 @@ def test_a_doctored_node_field_imports_nothing_and_names_it(demo_rows, tmp_path,
     _manage(target, "migrate", "-v0")
     refused = _manage(target, "import", str(doctored), ok=False)
     assert f"nothing imported: node {row[0]}: {column} differ from its arrival" in refused.stderr
+
+
+@pytest.fixture(scope="module")
+def token_rows(tmp_path_factory) -> list:
+    """An export holding a read-only token and a revoked one, minted by `manage.py token`."""
+    where = tmp_path_factory.mktemp("tokens")
+    source = _sqlite(where, "a.sqlite3")
+    _manage(source, "migrate", "-v0")
+    _manage(source, "token", "create", "scout", "--domain", "personal", "--read-only")
+    _manage(source, "token", "create", "desk", "--domain", "home")
+    _manage(source, "token", "revoke", "desk")
+    _manage(source, "export", str(where / "a.jsonl"))
+    return _rows(where / "a.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("name", "column", "value"),
+    [
+        ("scout", "domains", ["personal", "work"]),  # given another domain
+        ("scout", "read_only", False),  # made writable
+        ("desk", "revoked_at", None),  # un-revoked
+    ],
+)
+def test_a_doctored_token_imports_nothing_and_names_it(token_rows, tmp_path, name, column, value):
+    rows = json.loads(json.dumps(token_rows))
+    row = next(
+        r["r"]
+        for r in rows
+        if r.get("m") == "memory.ApiToken" and r["r"][_column("memory.ApiToken", "name")] == name
+    )
+    assert row[_column("memory.ApiToken", column)] != value  # the fixture holds another value
+    row[_column("memory.ApiToken", column)] = value
+    doctored = tmp_path / "doctored.jsonl"
+    doctored.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    target = _sqlite(tmp_path, "b.sqlite3")
+    _manage(target, "migrate", "-v0")
+    refused = _manage(target, "import", str(doctored), ok=False)
+    assert f"nothing imported: token {row[0]}: {column} differ from its grant" in refused.stderr
+
+
+def test_an_export_of_granted_tokens_imports(token_rows, tmp_path):
+    export = tmp_path / "a.jsonl"
+    export.write_text("".join(json.dumps(r) + "\n" for r in token_rows), encoding="utf-8")
+    target = _sqlite(tmp_path, "b.sqlite3")
+    _manage(target, "migrate", "-v0")
+    assert "imported and verified" in _manage(target, "import", str(export)).stdout

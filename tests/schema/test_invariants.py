@@ -239,3 +239,12 @@ def test_a_release_event_is_a_known_kind_and_the_event_table_stays_append_only(d
     released = Event.objects.get(kind="decays_released").pk
     refused("UPDATE memory_event SET actor = 'x' WHERE id = %s", (released,), "append_only")
     refused("DELETE FROM memory_event WHERE id = %s", (released,), "append_only")
+
+
+@pytest.mark.parametrize("kind", ["token_granted", "token_revoked"])
+def test_a_token_grant_is_a_known_event_kind(db, kind):
+    raw(
+        "INSERT INTO memory_event (at, kind, node_id, actor, reason, snapshot, detail) VALUES "
+        f"('2026-01-01', '{kind}', NULL, 'owner', '', '{{}}', '{{}}')"
+    )
+    assert Event.objects.filter(kind=kind).count() == 1

@@ -24,4 +24,5 @@ class Command(BaseCommand):
         except (TransferError, OSError) as exc:
             raise CommandError(f"nothing imported: {exc}") from None
         rows = ", ".join(f"{n} {label.split('.')[-1]}" for label, n in loaded.items())
-        self.stdout.write(f"imported and verified (hash chain, body hashes, arrivals): {rows}")
+        checked = "hash chain, body hashes, arrivals, token grants"
+        self.stdout.write(f"imported and verified ({checked}): {rows}")
