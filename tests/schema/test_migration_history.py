@@ -22,6 +22,12 @@ RELEASED = {
     "0016_event_partial_indexes",
     "0017_liveness_partial_indexes",
     "0018_fk_prefix_indexes",
+    "0019_decays_released",
+    "0020_recalllog_dig",
+    "0021_source_width",
+    "0022_truncate_guard_test_databases",
+    "0023_event_batch_index",
+    "0024_token_grants",
 }
 
 
