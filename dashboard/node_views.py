@@ -20,6 +20,7 @@ from dashboard.graph import Neighbourhood, backlinks, neighbourhood
 from dashboard.graph_layout import render_svg
 from dashboard.view_helpers import OWNER_ACTOR, as_of_param
 from memory.authority import authority_report
+from memory.custody.drift import last_found
 from memory.errors import GroveError
 from memory.extract import extract
 from memory.forgetting import held_by
@@ -105,6 +106,8 @@ def node_page(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     if as_of is not None and node.created_at > as_of:
         return render(request, "dashboard/node.html", {**context, "absent": True}, status=404)
     context.update(_shown(node, trust_now, as_of=as_of, show_decayed=show_decayed, params=params))
+    if as_of is None and trust_now == Trust.GROUND:
+        context["drift"] = last_found().get(node.pk)
     return render(request, "dashboard/node.html", context)
 
 

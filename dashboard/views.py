@@ -18,6 +18,7 @@ from dashboard.overview import (
     next_sleep,
     pending_decay_count,
 )
+from memory.custody.drift import last_found
 from memory.trust import trust_counts
 from review.queue import held_back_words
 
@@ -46,6 +47,7 @@ def overview(request: HttpRequest) -> HttpResponse:
         "events": events,
         "sealed_ids": sealed_ids(e.node_id for e in events),
         "held": held_back_words(),
+        "drift_count": len(last_found()),
     }
     return render(request, "dashboard/overview.html", context)
 

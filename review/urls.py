@@ -2,7 +2,15 @@ from __future__ import annotations
 
 from django.urls import path
 
-from review import bulk_views, decay_views, question_views, supersede_views, views, why_views
+from review import (
+    bulk_views,
+    decay_views,
+    drift_views,
+    question_views,
+    supersede_views,
+    views,
+    why_views,
+)
 
 urlpatterns = [
     path("", views.review_queue, name="review_queue"),
@@ -22,6 +30,8 @@ urlpatterns = [
         question_views.question_reopen,
         name="question_reopen",
     ),
+    path("drift/", drift_views.drift_list, name="review_drift"),
+    path("drift/<int:node_id>/keep/", drift_views.keep_words, name="drift_keep"),
     path("decays/", decay_views.pending_decays, name="pending_decays"),
     path("decays/release/", decay_views.release, name="decays_release"),
     path("decays/bulk/", decay_views.bulk, name="decay_bulk"),

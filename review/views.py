@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory.authority import authority_report
+from memory.custody.drift import last_found
 from memory.errors import GroveError
 from memory.questions import open_questions_near
 from review import ceremony
@@ -67,6 +68,7 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
         "sealed": sealed_nodes(limit=QUEUE_PAGE),
         "undo_batch": batch if _BATCH.fullmatch(batch := request.GET.get("batch", "")) else "",
         "undo_next": queue_url(filters),
+        "drift_count": len(last_found()),
     }
     return render(request, "review/queue.html", context)
 

@@ -76,6 +76,9 @@ class EventKind(models.TextChoices):
     # (memory/tokens.py); integrity and import compare each token row with its latest one.
     TOKEN_GRANTED = "token_granted"
     TOKEN_REVOKED = "token_revoked"
+    # The owner keeps a ground node's words although its file changed (memory/custody/drift.py):
+    # the detail holds the file's hash then, so drift speaks again only if the file moves on.
+    DRIFT_ACCEPTED = "drift_accepted"
 
 
 # The events only review/ceremony.py may write: they decide trust.

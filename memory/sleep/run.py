@@ -32,6 +32,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from memory.custody.drift import step as drift_step
 from memory.custody.since import sleep_checks
 from memory.errors import Conflict, Invalid
 from memory.models import Node, SleepRun, SleepStatus
@@ -54,6 +55,7 @@ STEPS = (
     "consolidate",
     "promote",
     "decay",
+    "drift",
     "integrity",
 )
 STALE_SECONDS = settings.GROVE_SLEEP_STALE_SECONDS
@@ -224,6 +226,7 @@ _STEP_FUNCS: dict[str, Callable[[int | None, bool, Callable[..., None]], dict[st
     "consolidate": _consolidate,
     "promote": _promote,
     "decay": _decay,
+    "drift": drift_step,
     "integrity": _integrity,
 }
 

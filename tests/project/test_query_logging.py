@@ -76,6 +76,7 @@ PAGE_ACTS = {
     "question_feed",
     "question_answer",
     "question_reopen",
+    "drift_keep",  # a refusal or a done, then back to the drift list
     "create_token",  # shows the new secret once, on the page that minted it (200)
 }
 PAGE_ACT_STATUS = {"create_token": 200}
