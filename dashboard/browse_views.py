@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from dashboard.browse import FACETS, LIFECYCLES, SORT_LABELS, Page, browse, forgotten
 from memory import batches
 from memory.audit import reason_words
+from memory.custody.ground_markdown import zip_bytes
 from memory.errors import Invalid
 from memory.models import DecayReason, Jurisdiction, Kind, Node, Trust
 from memory.recall.dig import FILTERS, ForgottenFilter, forgotten_ids
@@ -134,3 +135,12 @@ def restore_matching(request: HtmxHttpRequest) -> HttpResponse:
         "back": back,
     }
     return render(request, "dashboard/forgotten_restore.html", context)
+
+
+@require_GET
+def ground_markdown(request: HtmxHttpRequest) -> HttpResponse:
+    """What is true as a zip of markdown files (memory/custody/ground_markdown.py): a read of
+    ground, never a read of a node (nothing it holds moves)."""
+    response = HttpResponse(zip_bytes(), content_type="application/zip")
+    response["Content-Disposition"] = 'attachment; filename="grove-ground.zip"'
+    return response

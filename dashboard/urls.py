@@ -25,6 +25,7 @@ urlpatterns = [
     path("overview/waiting/", views.overview_waiting, name="overview_waiting"),
     path("search/", search_views.search, name="search"),
     path("nodes/", browse_views.browse_nodes, name="browse_nodes"),
+    path("nodes/ground.zip", browse_views.ground_markdown, name="ground_markdown"),
     path("forgotten/", browse_views.forgotten_nodes, name="forgotten"),
     path("forgotten/restore/", browse_views.restore_matching, name="forgotten_restore"),
     path("node/<int:node_id>/", node_views.node_page, name="node"),
