@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.db.models.functions import Substr
 
-from dashboard.labels import short_title
+from dashboard.labels import distinct_titles, short_title
 from memory.models import Edge, Node, Trust
 from memory.visibility import first_by_id, live_at, shown_trust
 from review.queue import drawn_as_supersedes
@@ -86,7 +86,7 @@ def _edges_of(ids: list[int], as_of: datetime | None) -> list[tuple[int, int, st
     return list(out.union(into)[:EDGE_SCAN])
 
 
-def _node_rows(ids: list[int], as_of: datetime | None) -> dict[int, dict[str, Any]]:
+def node_rows(ids: list[int], as_of: datetime | None) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
     qs = Node.objects.filter(pk__in=ids)
@@ -154,7 +154,7 @@ def neighbourhood(
             for near, far in ((a, b), (b, a)):
                 if near in rings[hop - 1] and far not in seen:
                     candidates.setdefault(far, near)
-        rows = _node_rows(list(candidates), as_of)  # drops nodes not yet written at as_of
+        rows = node_rows(list(candidates), as_of)  # drops nodes not yet written at as_of
         alive = live_at(rows, as_of=as_of)
         kept = [i for i in rows if show_decayed or i in alive]
         hood.hidden_decayed += len(rows) - len(kept)
@@ -168,19 +168,19 @@ def neighbourhood(
         rings[hop] = chosen
         seen.update(chosen)
         for i in chosen:
-            hood.nodes[i] = _graph_node(i, hop, rows[i], parent=candidates[i])
-    centre_rows = _node_rows([node_id], None)
+            hood.nodes[i] = graph_node(i, hop, rows[i], parent=candidates[i])
+    centre_rows = node_rows([node_id], None)
     if node_id not in centre_rows:
         return hood
-    hood.nodes[node_id] = _graph_node(node_id, 0, centre_rows[node_id], parent=None)
-    _judge(hood, as_of)
+    hood.nodes[node_id] = graph_node(node_id, 0, centre_rows[node_id], parent=None)
+    judge(hood, as_of)
     hood.edges = drawn_as_supersedes(
         sorted(e for e in edges if e[0] in hood.nodes and e[1] in hood.nodes)
     )
     return hood
 
 
-def _judge(hood: Neighbourhood, as_of: datetime | None) -> None:
+def judge(hood: Neighbourhood, as_of: datetime | None) -> None:
     """Trust, lifecycle and permanence as they stood; no words for what is sealed or rejected
     now (shown_trust: a past view shows such a node as it is now, a tombstone)."""
     ids = list(hood.nodes)
@@ -191,15 +191,20 @@ def _judge(hood: Neighbourhood, as_of: datetime | None) -> None:
         gnode.live = i in alive
         if gnode.sealed or gnode.trust == Trust.REJECTED:  # no words of a tombstone either
             gnode.label = ""
+            gnode.head = ""
         gnode.title = short_title(gnode.head, source=gnode.source, node_id=i, trust=gnode.trust)
-        gnode.head = ""
         if as_of is not None and gnode.permanent:
             at = gnode.permanent_at
             gnode.permanent = at is None or at <= as_of
+    titles = distinct_titles(
+        {i: g.title for i, g in hood.nodes.items()}, {i: g.head for i, g in hood.nodes.items()}
+    )
+    for i, gnode in hood.nodes.items():
+        gnode.title, gnode.head = titles[i], ""
     hood.faded = sum(1 for g in hood.nodes.values() if g.ring and not g.live)
 
 
-def _graph_node(i: int, ring: int, row: dict[str, Any], *, parent: int | None) -> GraphNode:
+def graph_node(i: int, ring: int, row: dict[str, Any], *, parent: int | None) -> GraphNode:
     return GraphNode(
         id=i,
         ring=ring,
@@ -214,21 +219,37 @@ def _graph_node(i: int, ring: int, row: dict[str, Any], *, parent: int | None) -
 
 
 def backlinks(node_id: int, *, as_of: datetime | None = None) -> dict[str, Any]:
-    """What points here: nodes with an edge to this one (newest first, at most BACKLINKS_SHOWN),
-    each with its relation, trust and a short title (none from sealed or rejected words), and
-    the total. Judged now or at `as_of` like the picture."""
-    qs = _edges(as_of).filter(to_node_id=node_id)
+    """What points here (links into the node)."""
+    return links(node_id, into=True, as_of=as_of)
+
+
+def links(node_id: int, *, into: bool, as_of: datetime | None = None) -> dict[str, Any]:
+    """A node's links one way (into it: what points here; else what it points to), newest first,
+    at most BACKLINKS_SHOWN, each with its relation, trust and a short title (none from sealed or
+    rejected words), and the total: with the picture's caps, every link is drawn or listed.
+    Judged now or at `as_of` like the picture."""
+    here, there = ("to_node", "from_node") if into else ("from_node", "to_node")
+    qs = _edges(as_of).filter(**{here: node_id})
     if as_of is not None:
-        qs = qs.filter(from_node__created_at__lte=as_of)
+        qs = qs.filter(**{f"{there}__created_at__lte": as_of})
     total = qs.count()
     newest = first_by_id(qs, BACKLINKS_SHOWN, newest=True)
-    links = list(newest.values_list("from_node_id", "kind"))
-    rows = _node_rows([i for i, _ in links], as_of)
+    pairs = list(newest.values_list(f"{there}_id", "kind"))
+    rows = node_rows([i for i, _ in pairs], as_of)
     trusts = shown_trust(rows, as_of=as_of)  # sealed or rejected now: so in every past view
     alive = live_at(rows, as_of=as_of)
     items = []
-    for i, kind in links:
+    for i, kind in pairs:
         trust = trusts[i]
         title = short_title(rows[i]["head"], source=rows[i]["source"], node_id=i, trust=trust)
         items.append({"id": i, "kind": kind, "trust": trust, "title": title, "live": i in alive})
     return {"items": items, "total": total, "more": total - len(items)}
+
+
+def hood_list(hood: Neighbourhood) -> list[tuple[GraphNode, list[GraphNode]]]:
+    """The picture as a list (a narrow screen's view): each inner node with the outer nodes drawn
+    beside it, in the picture's order."""
+    inner = [g for g in hood.nodes.values() if g.ring == 1]
+    return [
+        (g, [k for k in hood.nodes.values() if k.ring == 2 and k.parent == g.id]) for g in inner
+    ]

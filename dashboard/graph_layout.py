@@ -2,15 +2,16 @@
 
 Rings are ellipses (the picture uses the page's width, not a square in the middle of it). Each
 label is placed greedily where it overlaps no circle and no label placed before it, trying a
-few spots around its node (or along its edge); a label that fits nowhere is left out, its words
-still in the node's tooltip and in the lists beside the picture. "+N more" pills take a slot on
-their ring, beside what they stand for.
+few spots around its node; a label that fits nowhere is left out, its words still in the node's
+tooltip and in the lists beside the picture. Titles are distinct on one picture
+(dashboard.labels.distinct_titles). "+N more" pills take a slot on their ring and hang from the
+hub they stand for by a line. Edges carry no words: each relation has one line style, the same
+on every page, named by the legend (LEGEND); a line's tooltip names its relation.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,11 +21,31 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from dashboard.graph import TRUST_COLOURS, GraphNode, Neighbourhood
+from review.queue import SUPERSEDES
 
+# The legend: every relation a picture may draw and its words, the same on every page whatever
+# the picture holds (line styles in grove.css, .ek-<kind>; the question links share one style).
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("derived_from", "came from"),
+    (SUPERSEDES, "replaces"),
+    ("responds_to", "next turn"),
+    ("cites", "cites, links to"),
+    ("nests", "has as a part"),
+    ("asks_about", "question links: asks about, feeds, answers, reopens"),
+    ("similar", "similar, made by sleep"),
+    ("consolidated_into", "merged into, made by sleep"),
+)
+EDGE_WORDS: dict[str, str] = {
+    **dict(LEGEND),
+    "asks_about": "asks about",
+    "feeds": "feeds",
+    "answers": "answers",
+    "reopens": "reopens",
+}
 WIDTH, HEIGHT = 1000, 620
 RADII = ((0, 0), (250, 165), (440, 270))  # (rx, ry) per ring
 NODE_R = (28, 20, 14)
-TITLE_FONT, EDGE_FONT = 12, 10
+TITLE_FONT = 12
 MIN_VIEW_WIDTH = 640
 PAD = 10
 Box = tuple[float, float, float, float]
@@ -104,6 +125,11 @@ def _place_label(
 
 def layout(hood: Neighbourhood, *, href: Callable[[int], str]) -> dict[str, Any]:
     """Positions for every node, pill, edge and label, and the viewBox around them."""
+    return _drawn(hood, _rings(hood), href=href)
+
+
+def _rings(hood: Neighbourhood) -> list[dict[str, Any]]:
+    """A neighbourhood's places: the centre, its rings, and the pills that stand for the rest."""
     cx, cy = WIDTH / 2, HEIGHT / 2
     centre = hood.nodes[hood.centre]
     centre.x, centre.y = cx, cy
@@ -117,16 +143,53 @@ def layout(hood: Neighbourhood, *, href: Callable[[int], str]) -> dict[str, Any]
         text = f"+{slot.hidden} more"
         width = 0.58 * 11 * len(text) + 14
         target = slot.parent if slot.parent is not None else hood.centre
+        hub = hood.nodes[target]
         pills.append(
             {
                 "x": _f(x - width / 2), "y": _f(y - 11), "w": _f(width), "h": 22, "tx": _f(x),
-                "ty": _f(y + 4),
+                "ty": _f(y + 4), "hub_x": _f(hub.x), "hub_y": _f(hub.y), "cx": _f(x), "cy": _f(y),
                 "text": text, "href": reverse("browse_nodes") + f"?near={target}",
-                "tip": f"{slot.hidden} more neighbours of #{target} not drawn",
+                "tip": f"{slot.hidden} more neighbours of #{target} not drawn: list them",
                 "box": (x - width / 2, y - 11, x + width / 2, y + 11),
             }
         )  # fmt: skip
-    taken: list[Box] = [pill["box"] for pill in pills]  # type: ignore[misc]  # each a Box
+    return pills
+
+
+def spread(hood: Neighbourhood, *, seed: int = 7) -> None:
+    """A whole domain's places: a force-directed layout (networkx's Fruchterman-Reingold, seeded,
+    so a picture is the same on every visit), scaled to the picture the rings use. The
+    best-linked nodes are drawn largest (ring 1); the rest small (ring 2)."""
+    import networkx as nx  # only the domain view pays its import
+
+    graph: nx.Graph[int] = nx.Graph()
+    graph.add_nodes_from(hood.nodes)
+    graph.add_edges_from((a, b) for a, b, _ in hood.edges)
+    if not hood.nodes:
+        return
+    # A longer rest length than the default (1/sqrt(n)) spreads each hub's cluster so its
+    # members stay apart; the seed makes a picture the same on every visit.
+    spacing = 4 / math.sqrt(max(len(hood.nodes), 1))
+    places = nx.spring_layout(graph, k=spacing, seed=seed, iterations=100)
+    xs = [float(p[0]) for p in places.values()]
+    ys = [float(p[1]) for p in places.values()]
+    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
+    for node_id, (x, y) in places.items():
+        g = hood.nodes[node_id]
+        g.x = 40 + (float(x) - min(xs)) / span_x * (WIDTH - 80)
+        g.y = 40 + (float(y) - min(ys)) / span_y * (HEIGHT - 80)
+
+
+def draw(hood: Neighbourhood, *, href: Callable[[int], str]) -> dict[str, Any]:
+    """A picture whose places are set (spread): the same labels, edges and view as layout()."""
+    return _drawn(hood, [], href=href)
+
+
+def _drawn(
+    hood: Neighbourhood, pills: list[dict[str, Any]], *, href: Callable[[int], str]
+) -> dict[str, Any]:
+    cx, cy = WIDTH / 2, HEIGHT / 2
+    taken: list[Box] = [pill["box"] for pill in pills]
     taken += [(g.x - NODE_R[g.ring], g.y - NODE_R[g.ring], g.x + NODE_R[g.ring],
                g.y + NODE_R[g.ring]) for g in hood.nodes.values()]  # fmt: skip
     # Arrowheads are obstacles too: a label drawn over one would hide which way the edge runs.
@@ -140,13 +203,8 @@ def layout(hood: Neighbourhood, *, href: Callable[[int], str]) -> dict[str, Any]
         norm = math.hypot(dx, dy) or 1.0
         label = _place_label(g, r, dx / norm, dy / norm, taken)
         nodes.append(_node_view(g, r, label, href))
-    # The commonest relation goes unlabelled (the caption names it): twelve "derived_from"
-    # labels round a hub say less than one line of legend.
-    kinds = Counter(kind for _, _, kind in hood.edges)
-    plain = kinds.most_common(1)[0][0] if kinds else ""
-    edges = [_edge_view(hood, a, b, kind, taken, label=kind != plain) for a, b, kind in hood.edges]
+    edges = [_edge_view(hood, a, b, kind) for a, b, kind in hood.edges]
     return {
-        "plain_kind": plain,
         "view": _view_box(taken),
         "nodes": sorted(nodes, key=lambda n: -n["ring"]),
         "edges": edges,
@@ -186,26 +244,17 @@ def _tip(na: GraphNode, nb: GraphNode) -> tuple[float, float]:
     return nb.x - dx * rb / length, nb.y - dy * rb / length
 
 
-def _edge_view(
-    hood: Neighbourhood, a: int, b: int, kind: str, taken: list[Box], *, label: bool
-) -> dict[str, Any]:
+def _edge_view(hood: Neighbourhood, a: int, b: int, kind: str) -> dict[str, Any]:
     na, nb = hood.nodes[a], hood.nodes[b]
     dx, dy = nb.x - na.x, nb.y - na.y
     length = math.hypot(dx, dy) or 1.0
     ra = NODE_R[na.ring] + 2
     x1, y1 = na.x + dx * ra / length, na.y + dy * ra / length
     x2, y2 = _tip(na, nb)
-    spot = None
-    for t in (0.5, 0.38, 0.62, 0.28, 0.72) if label else ():
-        x, y = x1 + (x2 - x1) * t, y1 + (y2 - y1) * t + 3
-        box = _text_box(x, y, kind, EDGE_FONT, "middle")
-        if _free(box, taken):
-            taken.append(box)
-            spot = {"x": _f(x), "y": _f(y)}
-            break
+    words = EDGE_WORDS.get(kind, kind)
     return {
-        "x1": _f(x1), "y1": _f(y1), "x2": _f(x2), "y2": _f(y2), "kind": kind, "label": spot,
-        "faded": not (na.live and nb.live), "tip": f"#{a} {kind} #{b}",
+        "x1": _f(x1), "y1": _f(y1), "x2": _f(x2), "y2": _f(y2), "kind": kind,
+        "faded": not (na.live and nb.live), "tip": f"#{a} {words} #{b}",
     }  # fmt: skip
 
 
@@ -223,5 +272,10 @@ def _view_box(boxes: list[Box]) -> str:
 def render_svg(hood: Neighbourhood, *, href: Callable[[int], str], title: str) -> SafeString:
     """The neighbourhood as an <svg> (the node page's `graph` partial; the template escapes
     every text)."""
-    context = {"g": layout(hood, href=href), "title": title}
+    return picture(layout(hood, href=href), title=title)
+
+
+def picture(g: dict[str, Any], *, title: str) -> SafeString:
+    """A laid-out picture as its <svg> (the template escapes every text)."""
+    context = {"g": g, "title": title}
     return mark_safe(render_to_string("dashboard/node.html#graph", context))  # autoescaped

@@ -16,8 +16,8 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.asof import widget_value
-from dashboard.graph import Neighbourhood, backlinks, neighbourhood
-from dashboard.graph_layout import render_svg
+from dashboard.graph import Neighbourhood, backlinks, hood_list, links, neighbourhood
+from dashboard.graph_layout import LEGEND, render_svg
 from dashboard.view_helpers import OWNER_ACTOR, as_of_param
 from memory.authority import authority_report
 from memory.custody.drift import last_found
@@ -146,6 +146,9 @@ def _shown(
         "graph": _graph_svg(hood, node.pk, as_of=as_of, params=params),
         "trust_states": Trust.values,
         "backlinks": backlinks(node.pk, as_of=as_of),
+        "outlinks": links(node.pk, into=False, as_of=as_of),
+        "legend": LEGEND,
+        "hood_list": hood_list(hood),
         "toggle_url": _node_href(_toggled(params))(node.pk),
         "replaced": replacement(node.pk, as_of=as_of),
         "root_refusal": can_root(node, trust_now),

@@ -6,6 +6,7 @@ from django.urls import path
 from dashboard import (
     audit_views,
     browse_views,
+    graph_views,
     node_views,
     search_views,
     sleep_views,
@@ -29,6 +30,7 @@ urlpatterns = [
     path("forgotten/", browse_views.forgotten_nodes, name="forgotten"),
     path("forgotten/restore/", browse_views.restore_matching, name="forgotten_restore"),
     path("node/<int:node_id>/", node_views.node_page, name="node"),
+    path("graph/", graph_views.domain_graph, name="domain_graph"),
     path("node/<int:node_id>/restore/", audit_views.restore_node, name="restore_node"),
     path("node/<int:node_id>/extract/", node_views.extract_view, name="node_extract"),
     path("audit/", audit_views.audit_log, name="audit_log"),

@@ -94,3 +94,71 @@ def test_as_of_leaves_out_what_did_not_exist_yet(make_note):
     assert leaf.pk in neighbourhood(centre.pk).nodes
     then = centre.created_at + timedelta(hours=1)
     assert leaf.pk not in neighbourhood(centre.pk, as_of=then).nodes
+
+
+def _titles(svg: str) -> list[str]:
+    return re.findall(r'class="gtitle">([^<]*)<', svg)
+
+
+def test_titles_alike_are_told_apart_by_the_words_where_they_part(make_note):
+    centre = make_note("Doctors.")
+    old = _child(make_note, centre, "The owner's doctor is Dr. Alves in Alvalade clinic.")
+    new = _child(make_note, centre, "The owner's doctor is Dr. Alves in Campo de Ourique.")
+    hood = neighbourhood(centre.pk)
+    assert hood.nodes[old.pk].title != hood.nodes[new.pk].title
+    assert "Alvalade" in hood.nodes[old.pk].title and "Campo" in hood.nodes[new.pk].title
+    drawn = _titles(_svg(centre))
+    assert len(drawn) == len(set(drawn))
+
+
+def test_twins_are_told_apart_by_their_ids(make_note):
+    centre = make_note("Bakery.")
+    one = _child(make_note, centre, "Bread.", domain="personal")
+    two = _child(make_note, centre, "Bread.", domain="work")
+    hood = neighbourhood(centre.pk)
+    assert {hood.nodes[one.pk].title, hood.nodes[two.pk].title} == {
+        f"Bread. #{one.pk}",
+        f"Bread. #{two.pk}",
+    }
+
+
+def test_a_more_pill_hangs_from_its_hub(make_note):
+    centre = make_note("Hub.")
+    for i in range(15):
+        _child(make_note, centre, f"Spoke {i}.")
+    svg = _svg(centre)
+    [link] = re.findall(r'<line x1="([\d.]+)" y1="([\d.]+)"[^>]*class="gpill-link"', svg)
+    circle = re.search(rf'id="gnode-{centre.pk}"[^>]*>.*?<circle cx="([\d.]+)" cy="([\d.]+)"', svg)
+    assert circle is not None and link == circle.groups()
+
+
+def test_edges_carry_no_words_and_the_legend_names_every_relation(make_note, owner_client):
+    centre = make_note("Centre.")
+    _child(make_note, centre, "Leaf.")
+    svg = _svg(centre)
+    assert not re.search(r'class="gedge[^"]*">(?:(?!</g>).)*<text', svg)  # no words on a line
+    page = owner_client.get(f"/node/{centre.pk}/").content.decode()
+    legend = page[page.index('id="graph-legend"') :]
+    for words in ("came from", "replaces", "next turn", "similar, made by sleep"):
+        assert words in legend  # whatever this picture holds
+
+
+def test_every_link_is_listed_beside_the_picture(make_note, owner_client):
+    hub = make_note("A note with many links.")
+    targets = [make_note(f"Target {i}.") for i in range(14)]
+    from memory.models import Edge
+
+    for target in targets:
+        Edge.objects.create(from_node=hub, to_node=target, kind="cites")
+    page = owner_client.get(f"/node/{hub.pk}/").content.decode()
+    assert neighbourhood(hub.pk).more[1] > 0  # the picture cannot draw them all
+    listed = set(map(int, re.findall(r'id="outlink-(\d+)"', page)))
+    assert {t.pk for t in targets} <= listed
+
+
+def test_a_narrow_screen_gets_the_neighbourhood_as_a_list(make_note, owner_client):
+    centre = make_note("Centre.")
+    leaf = _child(make_note, centre, "Leaf.")
+    page = owner_client.get(f"/node/{centre.pk}/").content.decode()
+    listing = page[page.index('id="graph-list"') : page.index('id="graph-legend"')]
+    assert f'href="/node/{leaf.pk}/"' in listing

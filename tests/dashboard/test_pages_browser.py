@@ -80,6 +80,25 @@ def test_the_node_page_draws_and_walks_the_neighbourhood(
     assert "Leaf number 2" in owner_page.locator("#node-body").inner_text()
 
 
+def test_a_narrow_screen_lists_the_neighbourhood_instead_of_drawing_it(
+    owner_page, live_server, make_note, screenshot
+):
+    centre = make_note("The centre of attention.")
+    leaf = _child(make_note, centre, "A leaf on a phone.")
+    owner_page.set_viewport_size({"width": 400, "height": 900})
+    owner_page.goto(live_server.url + f"/node/{centre.pk}/")
+    assert not owner_page.locator("figure.graph-box > svg.graph").is_visible()
+    listing = owner_page.locator("#graph-list")
+    assert listing.is_visible()
+    _fits(owner_page)
+    screenshot(owner_page, "dashboard-node-narrow")
+    listing.get_by_role("link", name="A leaf on a phone.").click()
+    owner_page.wait_for_url(f"**/node/{leaf.pk}/")
+    owner_page.set_viewport_size({"width": 1280, "height": 900})
+    assert owner_page.locator("figure.graph-box > svg.graph").is_visible()
+    assert not owner_page.locator("#graph-list").is_visible()
+
+
 def test_the_audit_log_filters_and_restores(owner_page, live_server, make_note, screenshot):
     gone = make_note("Gone but on the record.", days_old=30)
     let_go(gone.pk, actor="owner")
