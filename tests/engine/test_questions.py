@@ -107,3 +107,24 @@ def test_a_question_fed_by_a_node_is_near_it(topic, make_note):
     clue = make_note("A clue.")
     feed(question.pk, clue.pk, actor="owner")
     assert [q["id"] for q in open_questions_near([clue.pk])] == [question.pk]
+
+
+@pytest.mark.parametrize("link", [feed, answer])
+def test_a_node_of_another_domain_can_neither_feed_nor_answer(topic, make_note, link):
+    question = _ask(topic)
+    work = make_note("The work boiler was serviced.", domain="work")
+    same = make_note("The home boiler was serviced.", domain="personal")
+    with pytest.raises(NotFound, match="not found in domain 'personal'"):
+        link(question.pk, work.pk, actor="agent:a")
+    assert not Edge.objects.filter(from_node=work, to_node=question).exists()
+    link(question.pk, same.pk, actor="agent:a")  # the same call within the domain links
+    assert Edge.objects.filter(from_node=same, to_node=question).exists()
+
+
+def test_a_node_of_another_domain_cannot_reopen(topic, make_note):
+    question = _ask(topic)
+    answer(question.pk, make_note("It needs bleeding.").pk, actor="agent:a")
+    work = make_note("A work note.", domain="work")
+    with pytest.raises(NotFound):
+        reopen(question.pk, actor="agent:a", by_node_id=work.pk)
+    assert not is_open(question.pk)
