@@ -415,3 +415,49 @@ def test_what_a_spared_holder_holds_stays_spared_past_a_batch_that_spares_nothin
 
     assert decay()["count"] == 3
     assert [is_decayed(n) for n in (g, r, k, q, p)] == [True, True, False, True, False]
+
+
+def _long_chain(make_note, lone, length: int = 6) -> list[Node]:
+    """n0 <- n1 <- ... : each derived from the one before, all old and unread."""
+    nodes = [lone("Link 0: the origin page.", days_old=40)]
+    for i in range(1, length):
+        nodes.append(
+            make_note(f"Link {i} on link {i - 1}.", days_old=40, origins=[{"id": nodes[-1].pk}])
+        )
+    return nodes
+
+
+@pytest.mark.parametrize("batch", [5000, 1])
+def test_a_holder_read_since_the_mark_spares_its_chain_all_the_way_down(
+    make_note, lone, monkeypatch, batch
+):
+    links = _long_chain(make_note, lone)
+    real_mark = reach.mark
+
+    def mark_then_read(cutoff):
+        found = real_mark(cutoff)
+        assert {n.pk for n in links} <= set(found.garbage.tolist())
+        read(links[-1].pk, actor="agent:scout")
+        return found
+
+    monkeypatch.setattr(reach, "mark", mark_then_read)
+    monkeypatch.setattr(decay_module, "BATCH", batch)
+    decay()
+    assert [is_decayed(n) for n in links] == [False] * len(links)
+
+
+def test_holdings_follow_the_holding_edges_to_the_end():
+    import numpy as np
+
+    src = np.array([6, 5, 4, 3, 2], dtype=np.int64)  # 6 holds 5 holds 4 ... holds 1
+    dst = np.array([5, 4, 3, 2, 1], dtype=np.int64)
+    assert reach.holdings({6}, (src, dst)) == {1, 2, 3, 4, 5, 6}
+    assert reach.holdings({3}, (src, dst)) == {1, 2, 3}
+
+
+def test_restoring_the_top_of_a_long_chain_restores_it_all_the_way_down(make_note, lone):
+    links = _long_chain(make_note, lone)
+    decay()
+    assert all(is_decayed(n) for n in links)  # the fixture forgot the whole chain
+    restore(links[-1].pk, actor="owner")
+    assert [is_decayed(n) for n in links] == [False] * len(links)
