@@ -76,6 +76,10 @@ class EventKind(models.TextChoices):
     # (memory/tokens.py); integrity and import compare each token row with its latest one.
     TOKEN_GRANTED = "token_granted"
     TOKEN_REVOKED = "token_revoked"
+    # An agent's reads and recalls (memory/read.py, memory/recall/): on the record beside its
+    # writes, so the owner sees everything one agent did in one list (DESIGN.md, Agents).
+    READ = "read"
+    RECALLED = "recalled"
 
 
 # The events only review/ceremony.py may write: they decide trust.

@@ -65,8 +65,11 @@ class Event(models.Model):
                 condition=Q(related_node__isnull=False),
                 name="memory_event_related",
             ),
+            # (token, at): an agent's events by day (the agents page, the write rate window).
             models.Index(
-                fields=["token"], condition=Q(token__isnull=False), name="memory_event_token"
+                fields=["token", "at"],
+                condition=Q(token__isnull=False),
+                name="memory_event_token_at",
             ),
         ]
         constraints = [
