@@ -1,6 +1,7 @@
 """Agents the owner sees and governs: `read` and `recalled` events (an agent's reads and
 recalls on the record), the token's governance fields (muted, auto_decline, write_limit) and
-its write-rate window, and an (token, at) index for an agent's events by day.
+its write-rate window, and a (token, at, kind) index: an agent's events by day and kind, counted
+from the index alone.
 
 The kinds change the event table's CHECK constraint, which SQLite changes by rebuilding the
 table: the triggers and the raw batch index are recreated as 0024 does.
@@ -64,7 +65,7 @@ class Migration(migrations.Migration):
             model_name="event",
             index=models.Index(
                 condition=Q(token__isnull=False),
-                fields=["token", "at"],
+                fields=["token", "at", "kind"],
                 name="memory_event_token_at",
             ),
         ),

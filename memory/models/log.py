@@ -65,9 +65,9 @@ class Event(models.Model):
                 condition=Q(related_node__isnull=False),
                 name="memory_event_related",
             ),
-            # (token, at): an agent's events by day (the agents page, the write rate window).
+            # An agent's events by day and kind, counted from the index alone (the agents page).
             models.Index(
-                fields=["token", "at"],
+                fields=["token", "at", "kind"],
                 condition=Q(token__isnull=False),
                 name="memory_event_token_at",
             ),
