@@ -18,6 +18,8 @@ def run(sizes: list[int]) -> str:
         "## Agents' pages\n\n"
         f"Three agents, each with {pages_bench.AGENT_EVENTS_A_DAY} recalls and as many reads a "
         f"day for {pages_bench.AGENT_DAYS} days, through their tokens (plus the dashboard "
-        "pages' usual graph). The agents page and the audit log filtered by actor and day."
+        "pages' usual graph). The agents page and the audit log filtered by actor and day. "
+        "Command: `python -m bench --only agents --sizes 100000`; `audit log` (unfiltered) is "
+        "repeated from the pages table to calibrate the machine's load at the time."
     )
     return pages_bench.run(sizes, only=names, title=title)
