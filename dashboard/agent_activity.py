@@ -13,11 +13,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from memory import reach
 from memory.models import ApiToken, Event, EventKind
 from memory.tokens import actor_of
 from review.queue import waiting
@@ -185,12 +183,3 @@ def since(mark: datetime, *, now: datetime) -> dict[str, Any]:
         "oldest": oldest,
         "oldest_days": (now - oldest.at).days if oldest else None,
     }
-
-
-def goes_this_week(*, now: datetime | None = None) -> tuple[int, int]:
-    """How many nodes the next sleep would let go and how many within 7 days, from one read of
-    the graph (the overview's second request: the mark walks every live holding edge)."""
-    now = now or timezone.now()
-    age = settings.GROVE_DECAY_MIN_AGE_DAYS
-    next_sleep, week = reach.marks([now - timedelta(days=age), now - timedelta(days=age - 7)])
-    return len(next_sleep.garbage), len(week.garbage)

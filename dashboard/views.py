@@ -12,7 +12,7 @@ from django.utils import feedgenerator, timezone
 from django.utils.crypto import salted_hmac
 from django.views.decorators.http import require_GET
 
-from dashboard.agent_activity import goes_this_week, last_looked, since
+from dashboard.agent_activity import last_looked, since
 from dashboard.auditlog import sealed_ids
 from dashboard.charts import daily_bars
 from dashboard.overview import (
@@ -23,6 +23,7 @@ from dashboard.overview import (
     latest_events,
     lifecycle_counts,
     next_sleep,
+    pending_decay_counts,
 )
 from memory.custody.chain_verify import last_checkpoint
 from memory.models import SleepRun, SleepStatus
@@ -92,9 +93,9 @@ def overview(request: HttpRequest) -> HttpResponse:
 def overview_waiting(request: HttpRequest) -> HttpResponse:
     """How many nodes the decay sweep collects now, as the overview's queue link (its own
     request: the mark walks every live holding edge)."""
-    next_sleep, week = goes_this_week()
+    at_next_sleep, week = pending_decay_counts()
     context = {
-        "pending_decays": min(next_sleep, PENDING_CAP + 1),
+        "pending_decays": at_next_sleep,
         "pending_cap": PENDING_CAP,
         "goes_this_week": week,
     }

@@ -142,3 +142,9 @@ def test_a_muted_agents_proposals_show_in_a_line_of_their_own(owner_client, make
     page = owner_client.get("/review/")
     assert page.context["matching"] == 0
     assert "agent:noisy · 1" in page.content.decode()
+
+
+def test_the_waiting_fragment_says_what_goes_within_seven_days(owner_client, make_note):
+    make_note("Nobody reads the old bus timetable.", days_old=10)  # the decay age is 14 days
+    body = owner_client.get("/overview/waiting/").content.decode()
+    assert "No pending decays." in body and "1 goes within 7 days" in body
