@@ -163,7 +163,8 @@ def test_screenshots_of_the_agents_page_and_since_you_last_looked(
         owner_page.emulate_media(color_scheme=scheme)
         for width in (1280, 400):
             owner_page.set_viewport_size({"width": width, "height": 900})
-            for path, name in (("/agents/", "agents"), ("/", "since-you-last-looked")):
+            pages = (("/agents/", "agents"), ("/", "since-you-last-looked"), ("/tokens/", "tokens"))
+            for path, name in pages:
                 owner_page.goto(live_server.url + path)
                 width_seen = owner_page.evaluate("document.documentElement.scrollWidth")
                 assert width_seen <= width + 1, (path, width)
