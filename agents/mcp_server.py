@@ -261,6 +261,13 @@ def _add_question_tools(server: MCPServer, token_name: str) -> None:
         """Open questions about or fed by a node (previews)."""
         return _run(token_name, lambda token: api.open_questions(token, node_id))
 
+    @server.tool()
+    def waiting() -> dict[str, Any]:
+        """How much waits for your owner's review in your domains (proposals, the oldest's age
+        in days, how many are yours) and a sentence to tell them, e.g. "241 items waiting for
+        your review, the oldest for 56 days." Reading it changes nothing."""
+        return _run(token_name, api.waiting_for_owner)
+
 
 # --- the stdio transport, screened -----------------------------------------------------------
 

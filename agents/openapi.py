@@ -134,6 +134,7 @@ def _errors(*statuses: int) -> dict[str, Any]:
         ),
         409: "content the owner rejected (a tombstone) or a conflicting state",
         413: "request body or node body too large",
+        429: "over the token's write limit for this minute (Retry-After says when to retry)",
     }
     return {str(s): _json(_ref("Error"), meaning[s]) for s in statuses}
 
@@ -161,7 +162,7 @@ AS_OF = _query(
     "the graph as it stood then (ISO 8601 with an offset)",
 )
 READ_ERRORS = _errors(400, 401, 404)
-WRITE_ERRORS = _errors(400, 401, 403, 404, 409, 413)
+WRITE_ERRORS = _errors(400, 401, 403, 404, 409, 413, 429)
 QUESTION_STATE = {
     "type": "object",
     "properties": {"question": {"type": "integer"}, "open": {"type": "boolean"}},
@@ -453,6 +454,29 @@ SPEC: dict[str, Any] = {
                             },
                         },
                         "forgotten packets, best first",
+                    ),
+                    **READ_ERRORS,
+                },
+            }
+        },
+        "/waiting": {
+            "get": {
+                "summary": "How much waits for the owner's review in the token's domains, and a "
+                "sentence to say it (reading it changes nothing)",
+                "responses": {
+                    "200": _json(
+                        {
+                            "type": "object",
+                            "properties": {
+                                "waiting": {"type": "integer"},
+                                "in_queue": {"type": "integer"},
+                                "aside": {"type": "integer"},
+                                "yours": {"type": "integer"},
+                                "oldest_days": {"type": ["integer", "null"]},
+                                "message": {"type": "string"},
+                            },
+                        },
+                        "what waits",
                     ),
                     **READ_ERRORS,
                 },

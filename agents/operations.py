@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models.functions import Length
+from django.utils import timezone
 
 from agents import params
 from memory import inputs, questions
@@ -33,11 +34,12 @@ from memory.read import read, visible_node
 from memory.recall import recall
 from memory.recall.dig import dig, dug_recently, forgotten_matches, revive_dug
 from memory.scroll import commit_turn as scroll_commit
-from memory.tokens import actor_of
+from memory.tokens import actor_of, count_write
 from memory.trust import trust_map
 from memory.visibility import MAX_ID, Visibility, visible_ids
 from memory.write import WriteResult, write_node
 from review.ceremony import propose as ceremony_propose
+from review.queue import waiting
 
 MAX_RECALL_LIMIT = 100
 DEFAULT_CONTEXT_BUDGET = 2000
@@ -68,8 +70,11 @@ QUESTION_LINK_FIELDS = frozenset({"node"})
 
 
 def _require_writable(token: ApiToken) -> None:
+    """Every write's gate, at both doors: a read-only token is refused, and a write over the
+    token's limit for this minute (memory.tokens.count_write, RateLimited: 429)."""
     if token.read_only:
         raise Forbidden(f"token {token.name!r} is read-only", code="read_only")
+    count_write(token)
 
 
 def _write_domain(token: ApiToken, domain: Any) -> str:
@@ -223,6 +228,7 @@ def recall_packets(
         as_of=when,
         actor=actor_of(token),
         why=explain,
+        token=token,
     )
     return {
         "results": results,
@@ -251,7 +257,15 @@ def dig_packets(
     domains = _read_domains(token, params.domains_param(domain))
     if not domains:
         return {"results": []}
-    results = dig(q, scope=scope, domains=domains, limit=limit, actor=actor_of(token), why=explain)
+    results = dig(
+        q,
+        scope=scope,
+        domains=domains,
+        limit=limit,
+        actor=actor_of(token),
+        why=explain,
+        token=token,
+    )
     return {"results": results}
 
 
@@ -271,7 +285,9 @@ def read_node(token: ApiToken, node_id: int, *, as_of: Any = None) -> dict[str, 
         if dug_recently(actor, node_id) and decayed:
             revive_dug(node_id, actor=actor)
     # holder: a wild body the agent reads is cited by its next turn (custody of what it saw).
-    return read(node_id, domains=list(token.domains), actor=actor, as_of=when, holder=actor)
+    return read(
+        node_id, domains=list(token.domains), actor=actor, as_of=when, holder=actor, token=token
+    )
 
 
 def _readable(token: ApiToken, node_id: int, *, as_of: datetime | None = None) -> None:
@@ -366,7 +382,7 @@ def walk(token: ApiToken, action: str, data: Mapping[str, Any]) -> dict[str, Any
     if action == "around":
         return walks.around(params.text(data, "ticket"), holder=holder)
     if action == "read":
-        return walks.read_ticket(params.text(data, "ticket"), holder=holder)
+        return walks.read_ticket(params.text(data, "ticket"), holder=holder, agent=token)
     raise Invalid(f"unknown walk action {action!r}", code="bad_action")
 
 
@@ -494,4 +510,31 @@ def open_questions(token: ApiToken, node_id: int) -> dict[str, Any]:
     return {
         "node": node_id,
         "questions": questions.open_questions_near([node_id], domains=list(token.domains)),
+    }
+
+
+def waiting_for_owner(token: ApiToken) -> dict[str, Any]:
+    """How much waits for the owner's review in the token's domains, so an agent can say so:
+    proposals waiting (those from muted agents among them, waiting aside), how many are this
+    token's own, and the oldest one's age in days. Counts only what the token could see: other
+    domains' queues are not its business. Reads the audit clock; writes nothing."""
+    domains = set(token.domains)
+    queue = waiting()
+    shown = [item for item in queue.items if item.node.domain in domains]
+    aside = [item for item in queue.aside if item.node.domain in domains]
+    everything = shown + aside
+    mine = sum(1 for item in everything if item.proposal and item.proposal.token_id == token.pk)
+    dates = [item.proposal.at for item in everything if item.proposal]
+    oldest = (timezone.now() - min(dates)).days if dates else None
+    n = len(everything)
+    said = f"{n} item{'s' if n != 1 else ''} waiting for your review"
+    if oldest:
+        said += f", the oldest for {oldest} day{'s' if oldest != 1 else ''}"
+    return {
+        "waiting": n,
+        "in_queue": len(shown),
+        "aside": len(aside),
+        "yours": mine,
+        "oldest_days": oldest,
+        "message": said + ".",
     }

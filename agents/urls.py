@@ -32,6 +32,7 @@ urlpatterns = [
     path("recall", api.recall_view, name="api_recall"),
     path("dig", api.dig_view, name="api_dig"),
     path("context", api.context_view, name="api_context"),
+    path("waiting", api.waiting_view, name="api_waiting"),
     *(
         path(f"walk/{action}", api.walk_view, {"action": action}, name=f"api_walk_{action}")
         for action in ("open", "around", "step", "read")

@@ -29,12 +29,13 @@ from agents.operations import (
     read_node,
     recall_packets,
     remember,
+    waiting_for_owner,
     walk,
 )
 from agents.params import check_fields, check_text
 from memory.errors import Forbidden, GroveError, Invalid, TooLarge
 from memory.models import ApiToken
-from memory.tokens import authenticate
+from memory.tokens import RateLimited, authenticate
 
 
 def error_response(status: int, code: str, message: str) -> JsonResponse:
@@ -113,6 +114,10 @@ def agent_endpoint(
                 # Every field of every operation, screened once: text both engines can store.
                 check_text(data if request.method == "POST" else dict(request.GET.lists()))
                 status, payload = view(request, token, data, *args, **kwargs)
+            except RateLimited as exc:
+                response = error_response(exc.status, exc.code, exc.message)
+                response["Retry-After"] = str(exc.retry_after)
+                return response
             except GroveError as exc:
                 return error_response(exc.status, exc.code, exc.message)
             return JsonResponse(payload, status=status)
@@ -244,6 +249,14 @@ def node_questions(
     request: HttpRequest, token: ApiToken, data: dict[str, Any], node_id: int
 ) -> tuple[int, dict[str, Any]]:
     return 200, open_questions(token, node_id)
+
+
+@agent_endpoint("GET")
+def waiting_view(
+    request: HttpRequest, token: ApiToken, data: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
+    check_fields(data, allowed=frozenset(), required=())
+    return 200, waiting_for_owner(token)
 
 
 @csrf_exempt

@@ -68,6 +68,33 @@ def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
     }
 
 
+AGENTS = 3
+AGENT_DAYS = 7
+AGENT_EVENTS_A_DAY = 400  # recalls and reads each, per agent and day
+
+
+def _agent_activity(rng: random.Random, live: list[int]) -> None:
+    """Three agents' last week: recalls and reads each day, through their tokens (the events the
+    agents page and the audit log by actor and day read)."""
+    from memory import audit
+    from memory.tokens import create_token
+
+    now = timezone.now()
+    for a in range(AGENTS):
+        token, _ = create_token(name=f"bench{a}", domains=["personal", "work"])
+        with transaction.atomic():
+            for day in range(AGENT_DAYS):
+                for i in range(AGENT_EVENTS_A_DAY):
+                    at = now - timedelta(days=day, seconds=i * 60)
+                    actor = f"agent:bench{a}"
+                    ids = rng.sample(live, 5)
+                    detail = {"query": f"bench query {i}", "scope": "both", "ids": ids}
+                    audit.record(
+                        "recalled", node=None, actor=actor, detail=detail, at=at, token=token
+                    )
+                    audit.record("read", node=ids[0], actor=actor, at=at, token=token, snap={})
+
+
 def _time(client: Client, paths: Callable[[int], str]) -> list[float]:
     samples = []
     for i in range(REPEATS + 3):
@@ -145,14 +172,47 @@ def _pages(
         ("search, empty query (recent)", lambda i: "/search/"),
         ("search, page 3", lambda i: f"/search/?q={query(i)}&page=3"),
         ("audit log, arrivals", lambda i: "/audit/?kind=arrived"),
+        *AGENT_PAGES,
     ]
 
 
-def run(sizes: list[int]) -> str:
+def _yesterday() -> str:
+    return (timezone.now().date() - timedelta(days=1)).isoformat()
+
+
+# The pages that show what agents did (bench.agents_bench times these alone).
+AGENT_PAGES: list[tuple[str, Callable[[int], str]]] = [
+    ("agents", lambda i: "/agents/"),
+    (
+        "audit log, actor prefix + yesterday",
+        lambda i: f"/audit/?actor=bench{i % AGENTS}&since={_yesterday()}&until={_yesterday()}",
+    ),
+    (
+        "audit log, actor + day + recalled",
+        lambda i: (
+            f"/audit/?actor=agent:bench{i % AGENTS}&kind=recalled"
+            f"&since={_yesterday()}&until={_yesterday()}"
+        ),
+    ),
+    ("audit log, actor prefix, any day", lambda i: f"/audit/?actor=bench{i % AGENTS}"),
+    (
+        "audit CSV, actor + yesterday",
+        lambda i: (
+            f"/audit/export.csv?actor=bench{i % AGENTS}&since={_yesterday()}&until={_yesterday()}"
+        ),
+    ),
+]
+# Pages of the full table that agents' activity also weighs on (the overview's "since you last
+# looked", the tokens page's snippets, the queue's muted line): timed again beside them.
+AGENT_SHARED_PAGES = ("overview", "agent tokens", "review queue")
+
+
+def run(sizes: list[int], *, only: list[str] | None = None, title: str = "") -> str:
+    """The pages' table at each size; `only` names the pages to time (default: all)."""
     from dashboard.owner import ensure_owner
 
     lines = [
-        "## Dashboard pages",
+        title or "## Dashboard pages",
         "",
         "Server time per page (Django test Client, owner logged in; middleware, view, queries "
         f"and template), {REPEATS} fetches each after 3 warm-up fetches, on synthetic graphs with "
@@ -167,11 +227,12 @@ def run(sizes: list[int]) -> str:
         path = graph_copy(n, "pages")
         with use_database(path):
             ids = _prepare(n, rng)
+            _agent_activity(rng, ids["live"])
             # localhost: outside tests "testserver" is not an allowed host (grove/settings.py).
             client = Client(HTTP_HOST="localhost")
             client.force_login(ensure_owner())
             words = [" ".join(rng.sample(vocab[:400], 2)) for _ in range(REPEATS + 3)]
-            pages = _pages(rng, words, ids)
+            pages = [p for p in _pages(rng, words, ids) if only is None or p[0] in only]
             for name, paths in pages:
                 try:
                     samples = _time(client, paths)

@@ -10,11 +10,14 @@ from django.db.models import QuerySet
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.auditlog import (
     FILTERS,
+    actor_choices,
     csv_lines,
+    day_presets,
     filter_events,
     json_chunks,
     sealed_ids,
@@ -66,6 +69,8 @@ def audit_log(request: HtmxHttpRequest) -> HttpResponse:
         "kinds": sorted(EventKind.values),
         "reasons": sorted({*DecayReason.values, *REASON_WORDS}),
         "domains": Node.objects.values_list("domain", flat=True).distinct().order_by("domain"),
+        "actors": actor_choices(),
+        "presets": day_presets(timezone.now().date()),
         **_row_context(list(page.object_list), here=request.get_full_path()),
     }
     if request.htmx and request.htmx.target == "audit-rows":

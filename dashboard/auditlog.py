@@ -8,17 +8,17 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from memory import batches, inputs
 from memory.clocks import EARLIEST, LATEST
 from memory.errors import Invalid
-from memory.models import Event, EventKind, Trust
+from memory.models import ApiToken, Event, EventKind, Trust
 from memory.trust import trust_map
 
 FILTERS = ("kind", "reason", "actor", "domain", "node", "since", "until", "batch")
@@ -36,7 +36,40 @@ EXPORT_FIELDS = (
     "created_at",
     "referent_time",
     "last_accessed_at",
+    "token",
+    "batch",
+    "query",
+    "results",
 )
+# The actors that are not agents (each agent is agent:<its token's name>): the actor list's
+# fixed part, beside one entry per token.
+OTHER_ACTORS = (
+    "owner",
+    "sleep",
+    "importer:markdown",
+    "importer:transcript",
+    "importer:locomo",
+    "migration",
+)
+AGENT_PREFIX = "agent:"
+
+
+def actor_choices() -> list[str]:
+    """The audit log's actor list: every token's actor (revoked ones too: the log outlives
+    them), then the others. Read from the token table, not the log: a distinct over every
+    event would read the whole log on each page."""
+    names = ApiToken.objects.order_by("name").values_list("name", flat=True)
+    return [*(AGENT_PREFIX + n for n in names), *OTHER_ACTORS]
+
+
+def day_presets(today: date) -> list[tuple[str, str, str]]:
+    """(label, since, until) for the log's date presets, UTC days."""
+    day = timedelta(days=1)
+    return [
+        ("today", today.isoformat(), today.isoformat()),
+        ("yesterday", (today - day).isoformat(), (today - day).isoformat()),
+        ("7 days", (today - 6 * day).isoformat(), today.isoformat()),
+    ]
 
 
 def sealed_ids(node_ids: Iterable[int | None]) -> set[int]:
@@ -60,9 +93,9 @@ def _day(value: str, *, name: str) -> datetime | None:
 
 
 def filter_events(params: Mapping[str, str]) -> QuerySet[Event]:
-    """Events newest first, narrowed by kind, reason, actor, node, domain (the node's), batch
-    (the bulk act they belong to) and a UTC date range on the audit clock (Event.at; `until`
-    includes its whole day).
+    """Events newest first, narrowed by kind, reason, actor (a prefix, "agent:" optional),
+    node, domain (the node's), batch (the bulk act they belong to) and a UTC date range on the
+    audit clock (Event.at; `until` includes its whole day).
 
     Refuses (Invalid) an unknown kind, a non-numeric node, a batch that is not a batch id or a
     date that is not YYYY-MM-DD.
@@ -76,7 +109,9 @@ def filter_events(params: Mapping[str, str]) -> QuerySet[Event]:
     if reason := (params.get("reason") or "").strip():
         qs = qs.filter(reason=reason)
     if actor := (params.get("actor") or "").strip():
-        qs = qs.filter(actor=actor)
+        # A prefix, with or without "agent:": `claude` finds agent:claude-desk and agent:claude.
+        bare = actor.removeprefix(AGENT_PREFIX)
+        qs = qs.filter(Q(actor__startswith=actor) | Q(actor__startswith=AGENT_PREFIX + bare))
     if node := (params.get("node") or "").strip():
         if (node_id := inputs.typed_node_id(node)) is None:
             raise Invalid(f"node {node!r} is not a node id")
@@ -111,13 +146,19 @@ def export_row(event: Event, *, sealed: bool, domain: str = "") -> dict[str, Any
         "created_at": snap.get("created_at"),
         "referent_time": snap.get("referent_time"),
         "last_accessed_at": snap.get("last_accessed_at"),
+        "token": event.token.name if event.token_id and event.token else "",
+        "batch": (event.detail or {}).get("batch", ""),
+        "query": (event.detail or {}).get("query", "") if event.kind == EventKind.RECALLED else "",
+        "results": len((event.detail or {}).get("ids", []))
+        if event.kind == EventKind.RECALLED
+        else None,
     }
 
 
 def _rows(qs: QuerySet[Event], *, chunk: int = 2000) -> Iterator[dict[str, Any]]:
     """Export rows in chunks, each chunk checking seals in one query (big logs stream)."""
     batch: list[Event] = []
-    for event in qs.iterator(chunk_size=chunk):
+    for event in qs.select_related("token").iterator(chunk_size=chunk):
         batch.append(event)
         if len(batch) == chunk:
             yield from _emit(batch)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -85,12 +86,16 @@ def last_runs(limit: int = 5) -> list[SleepRun]:
 PENDING_CAP = 100
 
 
-def pending_decay_count() -> int:
-    """How many nodes the decay sweep collects now, capped at PENDING_CAP + 1 (the page says
-    "100+"): one mark, without the pending page's rows and reasons."""
-    from memory.forgetting import pending_count
+def pending_decay_counts(*, now: datetime | None = None) -> tuple[int, int]:
+    """How many nodes the next sleep would let go (capped at PENDING_CAP + 1: the page says
+    "100+") and how many within 7 days: two cutoffs of one read of the graph (reach.marks),
+    without the pending page's rows and reasons. Store clock."""
+    from memory import reach
 
-    return min(pending_count(), PENDING_CAP + 1)
+    now = now or timezone.now()
+    age = settings.GROVE_DECAY_MIN_AGE_DAYS
+    next_sleep, week = reach.marks([now - timedelta(days=age), now - timedelta(days=age - 7)])
+    return min(len(next_sleep.garbage), PENDING_CAP + 1), len(week.garbage)
 
 
 def latest_events(limit: int = 15) -> list[Any]:

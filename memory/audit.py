@@ -342,6 +342,9 @@ REASON_WORDS: dict[str, str] = {
     "reads": "read often enough to become permanent",
     "rearrival": "the same content arrived again",
     "tombstoned": "it was rejected, so its content is a tombstone",
+    # The owner's governance of agents (memory/tokens.py, review/ceremony.py).
+    "changed": "you changed what the token may do",
+    "auto_declined": "declined as it came: you set its agent to auto-decline",
 }
 
 

@@ -10,9 +10,10 @@ from django.db import transaction
 from django.db.models import Case, F, PositiveIntegerField, Q, When
 from django.utils import timezone
 
+from memory import audit
 from memory.cites import pend_cite
 from memory.errors import NotFound
-from memory.models import Jurisdiction, Node, Trust
+from memory.models import ApiToken, EventKind, Jurisdiction, Node, Trust
 from memory.trust import trust_map
 from memory.visibility import HIDDEN_TRUST, MAX_ID, Visibility
 
@@ -79,6 +80,7 @@ def read(
     actor: str = "owner",
     as_of: str | datetime | None = None,
     holder: str | None = None,
+    token: ApiToken | None = None,
 ) -> dict[str, Any]:
     """The node's full body and its four axes; access_count +1 and last_accessed_at = now, in
     one UPDATE (so two concurrent reads both count).
@@ -90,6 +92,8 @@ def read(
     rejected. When the node is wild and a `holder` reads it (an agent through the API or a
     walk), a cite is pended for the holder's next pair (DESIGN.md, walk), in the same
     transaction as the access. The owner browsing the dashboard holds no conversation: no cite.
+    A read through an agent `token` is also a `read` event in the same transaction, so the
+    owner sees what each agent read (the owner's own page views are not recorded as reads).
     """
     vis = Visibility.of(domains=domains, scope="both", as_of=as_of)
     node, trust = visible_node(node_id, vis=vis)
@@ -103,6 +107,8 @@ def read(
             raise NotFound(_MISSING.format(id=node.pk))
         if holder and node.jurisdiction == Jurisdiction.WILD:
             pend_cite(holder=holder, node_id=node.pk)
+        if token is not None:
+            audit.record(EventKind.READ, node=node.pk, actor=actor, at=now, token=token)
     node.refresh_from_db(fields=["access_count", "last_accessed_at"])
     return {
         "jurisdiction": node.jurisdiction,

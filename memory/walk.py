@@ -32,7 +32,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory.errors import Forbidden, Invalid
-from memory.models import Edge, EdgeKind, Node, Ticket
+from memory.models import ApiToken, Edge, EdgeKind, Node, Ticket
 from memory.packets import packet, preview_rows
 from memory.read import read, visible_node
 from memory.visibility import Visibility, db_time, first_by_id, lawful
@@ -259,7 +259,7 @@ def step(token: str, *, holder: str, direction: str, target: int) -> str:
         return _mint(node_id=target, holder=ticket.holder, vis=vis, parent=ticket)
 
 
-def read_ticket(token: str, *, holder: str) -> dict[str, Any]:
+def read_ticket(token: str, *, holder: str, agent: ApiToken | None = None) -> dict[str, Any]:
     """Read the node the ticket stands on (memory.read.read): counts as an access, and pends a
     cite for the holder when the node is wild. Does not spend the ticket. Refuses what _redeem
     and read refuse."""
@@ -271,4 +271,5 @@ def read_ticket(token: str, *, holder: str) -> dict[str, Any]:
         actor=ticket.holder,
         as_of=vis.as_of,
         holder=ticket.holder,
+        token=agent,
     )

@@ -25,6 +25,7 @@ from memory import audit
 from memory.batches import UNDONE_REASON
 from memory.errors import Conflict, Forbidden, GroveError, Invalid, NotFound, TooLarge
 from memory.models import CEREMONY_EVENT_KINDS, ApiToken, Event, EventKind, Kind, Node, Trust
+from memory.tokens import OWNER
 from memory.trust import trust_beneath_seal, trust_of
 from memory.visibility import node_in_domains
 from memory.write import body_hash_of, scrub, write_node
@@ -32,6 +33,8 @@ from memory.write import body_hash_of, scrub, write_node
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 MAX_ADOPTING_CHARS = 2000
 MAX_REASON_CHARS = 64  # Event.reason is a short label; longer words go in detail
+# The reason of a decline the owner's auto-decline rule for a token wrote (memory/audit.py words).
+AUTO_DECLINED = "auto_declined"
 
 
 def _owner(owner: Any) -> str:
@@ -153,7 +156,7 @@ def propose(
             raise Conflict(f"node {node.pk} is already {trust}", code=f"is_{trust}")
         if not node.is_live:
             raise Conflict(f"node {node.pk} has decayed", code="decayed")
-        return _record(
+        proposal = _record(
             EventKind.PROPOSED,
             node=node,
             actor=actor.strip(),
@@ -161,6 +164,22 @@ def propose(
             detail={"body_hash": node.body_hash, **extra},
             token=token,
         )
+        if token is not None and token.auto_decline:
+            # The owner's standing rule for this agent, applied as the proposal arrives: on
+            # the record as their decline, naming the rule, in the proposal's transaction.
+            _record(
+                EventKind.DECLINED,
+                node=node,
+                actor=OWNER,
+                reason=AUTO_DECLINED,
+                detail={
+                    "proposal": proposal.pk,
+                    "proposer": proposal.actor,
+                    "rule": "auto_decline",
+                    "token": token.name,
+                },
+            )
+        return proposal
 
 
 def root(node_id: int, *, adopting_words: str, expected_body_hash: str, owner: str) -> Event:

@@ -20,7 +20,7 @@ from memory.batches import UNDONE_REASON
 from memory.chunks import chunks
 from memory.errors import GroveError
 from memory.forgetting import PendingMarks, held_back, pending_decays
-from memory.models import Event, EventKind, Node, Trust
+from memory.models import ApiToken, Event, EventKind, Node, Trust
 from memory.trust import trust_map
 from review import ceremony
 
@@ -91,6 +91,10 @@ class Waiting:
     agents: dict[str, int] = field(default_factory=dict)
     domains: dict[str, int] = field(default_factory=dict)
     kinds: dict[str, int] = field(default_factory=dict)
+    # Proposals through a token the owner muted: out of the queue, counted per agent, back
+    # in their place when it is unmuted.
+    muted: dict[str, int] = field(default_factory=dict)
+    aside: list[Item] = field(default_factory=list)
 
     def matching(self, filters: QueueFilters) -> list[Item]:
         cutoff = timezone.now() - timedelta(days=filters.older_than_days)
@@ -129,6 +133,7 @@ def waiting() -> Waiting:
             declines.setdefault(event.node_id, []).append(event)
     trust = trust_map(latest)
     ids = sorted((i for i in latest if trust[i] == Trust.PROPOSED), key=lambda i: (latest[i].at, i))
+    muted_tokens = set(ApiToken.objects.filter(muted=True).values_list("pk", flat=True))
     # Only what the filters and facets read; with_bodies() loads the shown page whole.
     nodes = Node.objects.only("id", "domain", "kind").in_bulk(ids)
     result = Waiting()
@@ -136,6 +141,10 @@ def waiting() -> Waiting:
         if i not in nodes:
             continue
         item = Item(nodes[i], Trust.PROPOSED.value, latest[i], tuple(declines.get(i, ())))
+        if latest[i].token_id in muted_tokens:
+            result.muted[latest[i].actor] = result.muted.get(latest[i].actor, 0) + 1
+            result.aside.append(item)
+            continue
         result.items.append(item)
         for facet, key in (
             (result.agents, latest[i].actor),

@@ -433,7 +433,17 @@ def nodes_disagree_with_arrival(*, after: int = 0) -> list[str]:
 
 
 # What a grant records of a token, compared field by field (tokens.grant_detail spells it).
-_GRANT_FIELDS = ("name", "prefix", "domains", "read_only", "revoked_at", "token_hash")
+_GRANT_FIELDS = (
+    "name",
+    "prefix",
+    "domains",
+    "read_only",
+    "revoked_at",
+    "token_hash",
+    "muted",
+    "auto_decline",
+    "write_limit",
+)
 
 
 def tokens_disagree_with_grant() -> list[str]:
@@ -443,7 +453,7 @@ def tokens_disagree_with_grant() -> list[str]:
     un-revoked behind the functions of memory/tokens.py shows here, each field by name. Tokens
     are few: every one is read, and every grant event."""
     from memory.models import ApiToken
-    from memory.tokens import grant_detail
+    from memory.tokens import GRANT_DEFAULTS, grant_detail
 
     latest: dict[int, dict[str, Any]] = {}
     for (detail,) in _rows(
@@ -467,7 +477,8 @@ def tokens_disagree_with_grant() -> list[str]:
             continue
         now = grant_detail(token)
         now["token_hash"] = now.pop("token_hash_sha256")
-        grant = {**grant, "token_hash": grant.get("token_hash_sha256")}
+        # A grant older than the owner's governance fields granted their defaults.
+        grant = {**GRANT_DEFAULTS, **grant, "token_hash": grant.get("token_hash_sha256")}
         differ = [
             f
             for f in _GRANT_FIELDS

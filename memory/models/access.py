@@ -37,6 +37,16 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # The owner's governance (memory/tokens.py change_token; each change a grant on the chain):
+    # a muted token's proposals wait out of the queue; auto_decline declines them as they come;
+    # write_limit caps its writes per minute (0: no cap).
+    muted = models.BooleanField(default=False, db_default=False)
+    auto_decline = models.BooleanField(default=False, db_default=False)
+    write_limit = models.PositiveIntegerField(default=0, db_default=0)
+    # The rate window (not granted, so not on the chain, like last_used_at): the minute that
+    # started at write_window_at and how many writes it has counted.
+    write_window_at = models.DateTimeField(null=True, blank=True)
+    write_window_count = models.PositiveIntegerField(default=0, db_default=0)
 
     def __str__(self) -> str:
         return f"token {self.name}"

@@ -76,6 +76,10 @@ class EventKind(models.TextChoices):
     # (memory/tokens.py); integrity and import compare each token row with its latest one.
     TOKEN_GRANTED = "token_granted"
     TOKEN_REVOKED = "token_revoked"
+    # An agent's reads and recalls (memory/read.py, memory/recall/): on the record beside its
+    # writes, so the owner sees everything one agent did in one list (DESIGN.md, Agents).
+    READ = "read"
+    RECALLED = "recalled"
     # The owner keeps a ground node's words although its file changed (memory/custody/drift.py):
     # the detail holds the file's hash then, so drift speaks again only if the file moves on.
     DRIFT_ACCEPTED = "drift_accepted"

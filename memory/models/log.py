@@ -65,8 +65,11 @@ class Event(models.Model):
                 condition=Q(related_node__isnull=False),
                 name="memory_event_related",
             ),
+            # An agent's events by day and kind, counted from the index alone (the agents page).
             models.Index(
-                fields=["token"], condition=Q(token__isnull=False), name="memory_event_token"
+                fields=["token", "at", "kind"],
+                condition=Q(token__isnull=False),
+                name="memory_event_token_at",
             ),
         ]
         constraints = [

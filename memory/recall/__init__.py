@@ -21,12 +21,13 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Field
 from django.utils import timezone
 
+from memory import audit
 from memory.errors import Invalid
-from memory.models import RecallLog
+from memory.models import ApiToken, EventKind, RecallLog
 from memory.packets import packet
 from memory.recall import rank
 from memory.recall import why as why_line
@@ -42,6 +43,8 @@ __all__ = ["live_at", "match_expression", "query_terms", "recall"]
 logger = logging.getLogger("grove.recall")
 
 MAX_LIMIT = 100
+# How much of an agent's query its recalled event keeps (the RecallLog row keeps 2,000).
+RECALLED_QUERY_CHARS = 500
 VECTOR_CANDIDATES = 100
 # Below this cosine, similarity is projection noise (random 256-d projections of unrelated
 # texts scatter about zero with a spread of about 1/sqrt(256) = 0.06), not meaning.
@@ -119,6 +122,7 @@ def recall(
     actor: str = "owner",
     why: bool = False,
     forgotten: bool = False,
+    token: ApiToken | None = None,
 ) -> list[dict[str, Any]]:
     """Ranked previews of what the caller may see about `query`; logs a RecallLog row.
 
@@ -131,6 +135,8 @@ def recall(
     matched words, vector cosine, via #id, speaker, date).
     With `forgotten` (a dig, memory.recall.dig), the same ranking over the decayed nodes only, under
     the same visibility otherwise (never as of T); the log row says it was a dig.
+    Through an agent `token`, the recall is also a `recalled` event (query, scope, ids found),
+    committed with its log row, so the owner's audit log lists it beside the agent's writes.
     """
     started = time.perf_counter()
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -144,17 +150,30 @@ def recall(
             query, terms, vis, limit=limit, include_superseded=include_superseded, why=why
         )
     took_ms = (time.perf_counter() - started) * 1000
-    _log(
-        at=timezone.now(),
-        actor=actor or "owner",
-        query=query[:2000],
-        scope=scope,
-        domains=list(vis.domains) if vis.domains is not None else ["*"],
-        as_of=vis.as_of,
-        result_ids=[p["id"] for p in results],
-        took_ms=round(took_ms, 3),
-        dig=forgotten,
-    )
+    now = timezone.now()
+    ids = [p["id"] for p in results]
+    with transaction.atomic():
+        _log(
+            at=now,
+            actor=actor or "owner",
+            query=query[:2000],
+            scope=scope,
+            domains=list(vis.domains) if vis.domains is not None else ["*"],
+            as_of=vis.as_of,
+            result_ids=ids,
+            took_ms=round(took_ms, 3),
+            dig=forgotten,
+        )
+        if token is not None:
+            audit.record(
+                EventKind.RECALLED,
+                node=None,
+                actor=actor,
+                reason="dig" if forgotten else "",
+                detail={"query": query[:RECALLED_QUERY_CHARS], "scope": scope, "ids": ids},
+                at=now,
+                token=token,
+            )
     return results
 
 

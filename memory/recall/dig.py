@@ -33,7 +33,7 @@ from memory import audit, reach
 from memory.audit import reason_words
 from memory.chunks import chunks
 from memory.errors import Invalid
-from memory.models import Event, EventKind, Node, RecallLog
+from memory.models import ApiToken, Event, EventKind, Node, RecallLog
 from memory.recall import recall
 from memory.recall.lexical import fts_candidates, query_terms, trigram_candidates
 from memory.visibility import Visibility, lawful
@@ -56,12 +56,20 @@ def dig(
     limit: int = 10,
     actor: str = "owner",
     why: bool = False,
+    token: ApiToken | None = None,
 ) -> list[dict[str, Any]]:
     """Ranked previews of the decayed nodes the caller may see about `query`, each labelled
     decayed (True), decayed_at, decay_reason (the code) and decayed_why (its words); logs a
     RecallLog row with dig set. Brings nothing back. Refuses what recall refuses."""
     results = recall(
-        query, scope=scope, domains=domains, limit=limit, actor=actor, why=why, forgotten=True
+        query,
+        scope=scope,
+        domains=domains,
+        limit=limit,
+        actor=actor,
+        why=why,
+        forgotten=True,
+        token=token,
     )
     labels = decay_labels([p["id"] for p in results])
     for p in results:

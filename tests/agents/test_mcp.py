@@ -127,3 +127,17 @@ def test_an_agent_digs_up_a_forgotten_node_and_reading_it_brings_it_back(seeded)
     assert body["body"] == "The lighthouse keeper's ledger of storms."
     assert Node.objects.get(pk=gone.pk).decayed_at is None
     assert RecallLog.objects.filter(actor="agent:desk", dig=True).count() == 1
+
+
+def test_the_waiting_tool_tells_an_agent_what_waits_for_its_owner(seeded):
+    from review.ceremony import propose
+
+    db, seed = seeded
+    propose(seed.pk, actor="agent:other")
+
+    async def script(session: ClientSession):
+        return tool_data(await session.call_tool("waiting", {}))
+
+    said = mcp_session(db, "desk", script)
+    assert said["waiting"] == 1 and said["yours"] == 0
+    assert said["message"].startswith("1 item waiting for your review")

@@ -16,6 +16,7 @@ from django.urls import URLPattern, reverse
 from dashboard.graph import neighbourhood
 from dashboard.owner import login_path
 from dashboard.urls import urlpatterns as dashboard_urls
+from dashboard.views import feed_key
 from memory.models import Event
 from memory.recall import recall
 from memory.walk import around, open_walk
@@ -78,6 +79,7 @@ PAGE_ACTS = {
     "question_reopen",
     "drift_keep",  # a refusal or a done, then back to the drift list
     "create_token",  # shows the new secret once, on the page that minted it (200)
+    "change_token",  # back to the tokens page, which says what changed
 }
 PAGE_ACT_STATUS = {"create_token": 200}
 
@@ -121,6 +123,10 @@ def _url(name: str, memory: dict[str, int]) -> str:
         kwargs["question_id"] = memory["question"]
     if "batch" in converters:
         kwargs["batch"] = "0" * 16
+    if "name" in converters:
+        kwargs["name"] = "walker"
+    if "key" in converters:
+        kwargs["key"] = feed_key()
     return reverse(name, kwargs=kwargs)
 
 

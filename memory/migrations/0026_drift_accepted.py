@@ -2,7 +2,7 @@
 (memory/custody/drift.py; DESIGN.md, "Drift").
 
 SQLite changes a CHECK constraint by rebuilding the table, and the rebuild drops the table's
-triggers and the raw batch index: both are recreated here as 0024 does. PostgreSQL swaps the
+triggers and the raw batch index: both are recreated here as 0024 and 0025 do. PostgreSQL swaps the
 constraint in place.
 """
 
@@ -11,12 +11,13 @@ from importlib import import_module
 from django.db import migrations, models
 
 _grants = import_module("memory.migrations.0024_token_grants")
+_agents = import_module("memory.migrations.0025_agents_governance")
 
-KINDS = [*_grants.KINDS, "drift_accepted"]
+KINDS = [*_agents.KINDS, "drift_accepted"]
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0024_token_grants")]
+    dependencies = [("memory", "0025_agents_governance")]
 
     operations = [
         migrations.RemoveConstraint(model_name="event", name="memory_event_kind_valid"),
