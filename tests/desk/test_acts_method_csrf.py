@@ -58,7 +58,10 @@ def nodes(make_note) -> dict[str, int]:
     propose(proposed.pk, actor="agent:scout")
     decayed = make_note("A forgotten quokka.", days_old=30)
     let_go(decayed.pk, actor="owner")
+    from memory.tokens import create_token
+
     stale = make_note("A stale quokka.", days_old=400)
+    create_token(name="walker", domains=["personal"])
     question = plant_question("Where do quokkas nap?", about=[ground.pk], signature="owner")
     return {
         "ground": ground.pk,
@@ -74,6 +77,10 @@ def _urls(name: str, nodes: dict[str, int]) -> list[str]:
     converters = pattern.pattern.converters  # type: ignore[attr-defined]  # a RoutePattern
     if name == "login_link":
         return []
+    if "name" in converters:  # a token's governing form
+        return [reverse(name, kwargs={"name": "walker"})]
+    if "key" in converters:  # the waiting feed reads, it never acts
+        return [reverse(name, kwargs={"key": "0" * 32})]
     if "batch" in converters:
         return [reverse(name, kwargs={"batch": "0" * 16})]
     if "question_id" in converters:
