@@ -216,6 +216,7 @@ GROVE_MAX_SESSION_LINE_BYTES = env_int("GROVE_MAX_SESSION_LINE_BYTES", 1_000_000
 # "claude-code:~/.claude/projects,codex:~/.codex/sessions".
 GROVE_WATCH = env("GROVE_WATCH", "")
 GROVE_WATCH_SECONDS = env_int("GROVE_WATCH_SECONDS", 180)
+GROVE_WATCH_TOOLS = env("GROVE_WATCH_TOOLS", "lines")  # tool calls as labelled lines, or "skip"
 GROVE_MAX_REQUEST_BYTES = env_int("GROVE_MAX_REQUEST_BYTES", 1_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = GROVE_MAX_REQUEST_BYTES
 GROVE_SCROLL_DIR = Path(env("GROVE_SCROLL_DIR", str(DATA_DIR / "scroll")))
