@@ -17,7 +17,9 @@ skipped and why. This module does the rest, the same for both:
 - A line that is not JSON is named in the summary and passed over; one over
   GROVE_MAX_SESSION_LINE_BYTES is refused alone, unread; a last line without its newline that
   does not parse is being written: it is left for the next read.
-One transaction per file (the cursor inside it): a file that fails stores nothing.
+Each run of CHUNK_TURNS turns is one transaction with the cursor moved to its end, so a long
+session never holds the write lock for long and a stopped import resumes where it stopped; a
+file that fails keeps what its earlier runs committed, and is read on from there next time.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from memory.write import scrub, write_node
 
 SUFFIXES = frozenset({".jsonl"})
 PROGRESS_MIN_TURNS = 500
+CHUNK_TURNS = 500
 LABEL_CHARS = 200  # a tool call's labelled line: enough for a command, never its output
 TOOLS = ("lines", "skip")
 
@@ -162,9 +165,18 @@ def _key(line: Line, raw: bytes) -> str:
     return line.key or "sha256:" + hashlib.sha256(raw.rstrip()).hexdigest()[:32]
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    number: int  # its line number in the file
+    line: Line
+    raw: bytes
+    end: int  # the offset just past it, and the sha256 of the bytes up to there
+    head: str
+
+
 @dataclass
 class _Read:
-    lines: list[tuple[int, Line, bytes]]  # (line number, what it says, its bytes)
+    lines: list[_Parsed]
     resumed: bool  # read from the cursor on, its head unchanged
     offset: int  # the end of the last whole line read
     head: Any  # the running sha256 of bytes[:offset]
@@ -199,7 +211,7 @@ def _read(
                 head = hashlib.sha256()
                 handle.seek(0)
         offset = handle.tell()
-        parsed: list[tuple[int, Line, bytes]] = []
+        parsed: list[_Parsed] = []
         while raw := handle.readline(limit + 1):
             ended = raw.endswith(b"\n")
             if len(raw) > limit and not ended:
@@ -228,7 +240,8 @@ def _read(
             offset += len(raw)
             if isinstance(record, dict):
                 try:
-                    parsed.append((number, fmt.read(record, tools=tools), raw))
+                    line = fmt.read(record, tools=tools)
+                    parsed.append(_Parsed(number, line, raw, offset, head.hexdigest()))
                 except (ValueError, TypeError, AttributeError) as exc:
                     error = f"not a {fmt.name} line ({exc})"
             if error:
@@ -263,8 +276,8 @@ def _session_node(
     )
     if existing:
         return existing, False
-    session = next((line.session for _, line, _ in read.lines if line.session), None)
-    times = [t for _, line, _ in read.lines if (t := _time(line.time))]
+    session = next((p.line.session for p in read.lines if p.line.session), None)
+    times = [t for p in read.lines if (t := _time(p.line.time))]
     where = f" in {project}" if project else ""
     when = f", from {min(times):%Y-%m-%d %H:%M} UTC" if times else ""
     node = write_node(
@@ -290,33 +303,34 @@ def _last_turn(source: str, *, domain: str) -> int | None:
     return rows.order_by("-id").values_list("id", flat=True).first()
 
 
-def _write(
-    path: Path,
-    fmt: Format,
-    read: _Read,
-    *,
-    domain: str,
-    project: str | None,
-    actor: str,
-    out: SessionSummary,
-) -> None:
-    source = str(path)
-    known = _known(source, domain=domain)
-    before = _last_turn(source, domain=domain) if read.resumed else None
-    session: Node | None = None
+@dataclass
+class _Session:
+    """What one file's chunks carry from one to the next."""
+
+    path: Path
+    fmt: Format
+    read: _Read
+    domain: str
+    project: str | None
+    actor: str
+    node: Node | None = None
+    before: int | None = None  # the turn the next one responds to
+
+
+def _write(state: _Session, chunk: list[_Parsed], *, out: SessionSummary) -> None:
+    """Write the chunk's turns that are not on record yet (looked up under the write lock, so
+    two scans of one file write each line once)."""
+    source = str(state.path)
+    known = _known(source, domain=state.domain)
     limit = settings.GROVE_MAX_BODY_CHARS
-    todo = sum(len(line.pieces) for _, line, _ in read.lines)
-    bar = tqdm(
-        total=todo, desc=path.name, unit="turn", file=sys.stderr, disable=todo < PROGRESS_MIN_TURNS
-    )
-    for number, line, raw in read.lines:
+    for parsed in chunk:
+        line = parsed.line
         out.skipped.update(line.skipped)
-        key = _key(line, raw)
+        key = _key(line, parsed.raw)
         for index, piece in enumerate(line.pieces):
-            bar.update()
             piece_key = key if index == 0 else f"{key}:{index}"
             if piece_key in known:
-                before = known[piece_key]
+                state.before = known[piece_key]
                 out.turns_existing += 1
                 continue
             body = scrub(piece.text)
@@ -325,37 +339,57 @@ def _write(
                 continue
             if len(body) > limit:
                 out.malformed.append(
-                    f"{path.name} line {number}: {len(body):,} characters, over "
+                    f"{state.path.name} line {parsed.number}: {len(body):,} characters, over "
                     f"GROVE_MAX_BODY_CHARS ({limit:,}); refused alone"
                 )
                 continue
-            if session is None:
-                session, created = _session_node(
-                    path, fmt, read, domain=domain, project=project, actor=actor
+            if state.node is None:
+                state.node, created = _session_node(
+                    state.path,
+                    state.fmt,
+                    state.read,
+                    domain=state.domain,
+                    project=state.project,
+                    actor=state.actor,
                 )
                 out.nodes_created += created
-            origins: list[dict[str, Any]] = [{"id": session.pk, "relation": EdgeKind.DERIVED_FROM}]
-            if before:
-                origins.append({"id": before, "relation": EdgeKind.RESPONDS_TO})
+            origins: list[dict[str, Any]] = [
+                {"id": state.node.pk, "relation": EdgeKind.DERIVED_FROM}
+            ]
+            if state.before:
+                origins.append({"id": state.before, "relation": EdgeKind.RESPONDS_TO})
             node = write_node(
                 body=body,
                 kind=Kind.UTTERANCE,
                 jurisdiction=Jurisdiction.WILD,
-                signature="user" if piece.role == "user" else (line.model or fmt.agent),
+                signature="user" if piece.role == "user" else (line.model or state.fmt.agent),
                 origins=origins,
                 source=source,
-                domain=domain,
+                domain=state.domain,
                 referent_time=_time(line.time),
-                metadata={"format": fmt.name, "role": piece.role, "line": piece_key},
-                actor=actor,
+                metadata={"format": state.fmt.name, "role": piece.role, "line": piece_key},
+                actor=state.actor,
             ).node
-            known[piece_key] = before = node.pk
+            known[piece_key] = state.before = node.pk
             out.nodes_created += 1
             if piece.role == "tool":
                 out.tool_lines += 1
             else:
                 out.turns_new += 1
-    bar.close()
+
+
+def _chunks(lines: list[_Parsed]) -> list[list[_Parsed]]:
+    """The lines in runs of about CHUNK_TURNS turns: each run is one transaction, so a long
+    session never holds the write lock for long (the web server's writers wait on it)."""
+    chunks: list[list[_Parsed]] = [[]]
+    turns = 0
+    for parsed in lines:
+        if turns >= CHUNK_TURNS:
+            chunks.append([])
+            turns = 0
+        chunks[-1].append(parsed)
+        turns += len(parsed.line.pieces)
+    return chunks
 
 
 def ingest_file(
@@ -367,40 +401,57 @@ def ingest_file(
     tools: bool,
     actor: str,
 ) -> SessionSummary:
-    """Import what is new in one session file, in one transaction with its cursor; the
-    file's own summary. Reads the store clock (created_at) and takes each line's time as its
-    turn's event clock. Refuses (Invalid) a link out of `root`, a file over
-    GROVE_MAX_IMPORT_BYTES or unreadable; a file that fails stores nothing."""
+    """Import what is new in one session file, a transaction per run of turns with its
+    cursor; the file's own summary. Reads the store clock (created_at) and takes each line's
+    time as its turn's event clock. Refuses (Invalid) a link out of `root`, a file over
+    GROVE_MAX_IMPORT_BYTES or unreadable (nothing stored); a write refused mid-file keeps the
+    runs before it."""
     out = SessionSummary(files_seen=1)
     if refused := files.refusal(path, root=root):
         raise Invalid(refused, code="refused_file")
     try:
         stat = path.stat()
+        cursor = SessionFile.objects.filter(path=str(path)).first()
+        if cursor and (cursor.format != fmt.name or (domain and domain != cursor.domain)):
+            cursor = None  # another format or domain: these lines were never read for it
+        read = _read(path, cursor, fmt, tools=tools, out=out)
+    except OSError as exc:
+        raise Invalid(f"could not be read ({exc.strerror})", code="unreadable") from None
+    project = next((p.line.project for p in read.lines if p.line.project), None)
+    project = project or (_project_of(path, domain=cursor.domain) if cursor else None)
+    chosen = domain or (cursor.domain if cursor else domain_label(project))
+    state = _Session(path, fmt, read, domain=chosen, project=project, actor=actor)
+    chunks = _chunks(read.lines)
+    todo = sum(len(p.line.pieces) for p in read.lines)
+    bar = tqdm(
+        total=todo,
+        desc=path.name,
+        unit="turn",
+        file=sys.stderr,
+        disable=todo < PROGRESS_MIN_TURNS,
+    )
+    for number, chunk in enumerate(chunks, start=1):
+        last = number == len(chunks)
         with transaction.atomic():
-            # Read inside the write transaction: two scans of one file write it once.
-            cursor = SessionFile.objects.filter(path=str(path)).first()
-            if cursor and (cursor.format != fmt.name or (domain and domain != cursor.domain)):
-                cursor = None  # another format or domain: these lines were never read for it
-            read = _read(path, cursor, fmt, tools=tools, out=out)
-            project = next((line.project for _, line, _ in read.lines if line.project), None)
-            project = project or (_project_of(path, domain=cursor.domain) if cursor else None)
-            chosen = domain or (cursor.domain if cursor else domain_label(project))
-            _write(path, fmt, read, domain=chosen, project=project, actor=actor, out=out)
+            if state.before is None and read.resumed:
+                state.before = _last_turn(str(path), domain=chosen)
+            _write(state, chunk, out=out)
+            # The cursor moves with each chunk: a run stopped half-way resumes after it.
             SessionFile.objects.update_or_create(
                 path=str(path),
                 defaults={
                     "format": fmt.name,
                     "domain": chosen,
                     "size": max(stat.st_size, read.offset),
-                    "mtime_ns": stat.st_mtime_ns,
-                    "offset": read.offset,
-                    "head_sha256": read.head.hexdigest(),
-                    "lines": read.count,
+                    "mtime_ns": stat.st_mtime_ns if last else 0,
+                    "offset": read.offset if last else chunk[-1].end,
+                    "head_sha256": read.head.hexdigest() if last else chunk[-1].head,
+                    "lines": read.count if last else chunk[-1].number,
                     "updated_at": timezone.now(),
                 },
             )
-    except OSError as exc:
-        raise Invalid(f"could not be read ({exc.strerror})", code="unreadable") from None
+        bar.update(sum(len(p.line.pieces) for p in chunk))
+    bar.close()
     if cursor is None:
         out.files_new += 1
     elif read.resumed and read.offset == cursor.offset:

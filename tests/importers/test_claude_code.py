@@ -259,3 +259,28 @@ def test_without_its_cursor_a_session_read_again_adds_nothing_by_the_lines_own_i
     summary = ingest(session)
     assert counts()["nodes"] == before["nodes"]
     assert (summary.turns_existing, summary.nodes_created) == (5, 0)
+
+
+def test_a_long_session_commits_in_runs_and_a_stopped_import_resumes_after_the_last(
+    db, session, monkeypatch
+):
+    from memory.errors import Invalid
+    from memory.importers import sessions
+
+    real, calls = sessions.write_node, []
+
+    def fails_on_the_fifth(**kwargs):
+        calls.append(1)
+        if len(calls) == 5:
+            raise Invalid("the disk is full", code="full")
+        return real(**kwargs)
+
+    monkeypatch.setattr(sessions, "CHUNK_TURNS", 2)
+    monkeypatch.setattr(sessions, "write_node", fails_on_the_fifth)
+    with pytest.raises(Invalid):
+        ingest(session)
+    assert len(_turns(session)) == 2  # the first run (the session node and two turns) held
+    monkeypatch.setattr(sessions, "write_node", real)
+    summary = ingest(session)
+    assert (summary.files_grown, summary.turns_existing) == (1, 0)
+    assert len(_turns(session)) == 5
