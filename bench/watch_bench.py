@@ -1,7 +1,7 @@
 """Watch benchmark: importing a coding agent's session (memory/importers/sessions.py) and the
 timed scan of the watched folders (memory/importers/watch.py), against file events.
 
-- A Claude Code session of 10,000 turns (user, agent, and every third a tool call) imported
+- A Claude Code session of 2,000 turns (user, agent, and every third a tool call) imported
   into an empty memory; then 10 more turns appended and imported (read from the cursor); then
   the unchanged file again.
 - A scan of N session files none of which changed (their cursors recorded): one stat each.
@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from bench.synthetic import bench_dir, migrated, use_database
 
-TURNS = 10_000
+TURNS = 2_000
 FILES = (1_000, 10_000)
 PER_FOLDER = 100
 
