@@ -1,6 +1,8 @@
 """Watching the coding agents' session folders: a timed scan, by the worker or `manage.py watch`.
 
-GROVE_WATCH names the folders ("claude-code:~/.claude/projects,codex:~/.codex/sessions"). A
+GROVE_WATCH names the folders ("claude-code:~/.claude/projects,codex:~/.codex/sessions"), each
+optionally with the domain its sessions go to ("claude-code@work:~/.claude/projects"; without
+one, each session goes to its project's label, as `ingest` does). A
 scan lists every .jsonl under each, passes over a file whose size and mtime are what its cursor
 (SessionFile) recorded, and hands the others to the session importer with the same rules as
 `manage.py ingest` (memory/importers/sessions.py: only new lines, one transaction a file). Each
@@ -40,9 +42,10 @@ SCHEDULE_NAME = "grove-watch"
 class Folder:
     format: str
     path: Path
+    domain: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.format}:{self.path}"
+        return f"{self.format}{'@' + self.domain if self.domain else ''}:{self.path}"
 
 
 def folders(value: str | None = None) -> list[Folder]:
@@ -52,13 +55,14 @@ def folders(value: str | None = None) -> list[Folder]:
     found = []
     for entry in filter(None, (part.strip() for part in value.split(","))):
         name, _, folder = entry.partition(":")
-        if name not in SESSION_FORMATS or not folder.strip():
+        name, _, domain = name.partition("@")
+        if name not in SESSION_FORMATS or not folder.strip() or len(domain) > 64:
             raise Invalid(
-                f"watch entry {entry!r}: expected FORMAT:FOLDER, FORMAT one of "
+                f"watch entry {entry!r}: expected FORMAT[@DOMAIN]:FOLDER, FORMAT one of "
                 f"{', '.join(SESSION_FORMATS)}",
                 code="bad_watch",
             )
-        found.append(Folder(name, Path(folder.strip()).expanduser()))
+        found.append(Folder(name, Path(folder.strip()).expanduser(), domain.strip() or None))
     return found
 
 
@@ -105,7 +109,7 @@ def _scan_folder(
                 path,
                 fmt,
                 root=root,
-                domain=None,
+                domain=folder.domain,
                 tools=settings.GROVE_WATCH_TOOLS == "lines",
                 actor=f"{actor}:{folder.format}",
             )

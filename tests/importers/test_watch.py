@@ -31,7 +31,7 @@ def test_the_setting_names_format_and_folder_and_refuses_an_unknown_format(setti
     settings.GROVE_WATCH = f"claude-code:{tmp_path}, codex:~/.codex/sessions"
     assert str(watch.folders()[0]) == f"claude-code:{tmp_path}"
     assert watch.folders()[1].path.is_absolute()
-    with pytest.raises(Invalid, match="FORMAT:FOLDER"):
+    with pytest.raises(Invalid, match=r"FORMAT\[@DOMAIN\]:FOLDER"):
         watch.folders("gemini:/tmp")
 
 
@@ -68,3 +68,9 @@ def test_the_schedule_follows_the_setting_and_goes_when_nothing_is_watched(db, s
     settings.GROVE_WATCH = ""
     call_command("watch", "--install-schedule", stdout=StringIO())
     assert not Schedule.objects.filter(name=watch.SCHEDULE_NAME).exists()
+
+
+def test_a_watched_folder_may_name_the_domain_its_sessions_go_to(db, tmp_path):
+    _session(tmp_path / "p")
+    watch.scan(watched=watch.folders(f"claude-code@work:{tmp_path}"))
+    assert set(Node.objects.values_list("domain", flat=True)) == {"work"}
