@@ -284,3 +284,26 @@ def test_a_long_session_commits_in_runs_and_a_stopped_import_resumes_after_the_l
     summary = ingest(session)
     assert (summary.files_grown, summary.turns_existing) == (1, 0)
     assert len(_turns(session)) == 5
+
+
+def test_a_subagents_file_is_all_sidechain_and_brings_nothing_but_its_count(db, session):
+    agent = session.parent / SESSION / "subagents" / "agent-a1b2c3.jsonl"
+    lines = [
+        _line("user", "x1", "Find the filter docs.", isSidechain=True, agentId="a1b2c3"),
+        _line("assistant", "x2", [{"type": "text", "text": "Found two."}], isSidechain=True),
+    ]
+    _write(agent, lines)
+    summary = ingest(agent)
+    assert summary.skipped == {"sidechain": 2}
+    assert not Node.objects.filter(source=str(agent)).exists()
+
+
+def test_watch_without_folders_names_where_the_agents_keep_their_sessions(
+    db, settings, monkeypatch
+):
+    from django.core.management.base import CommandError
+
+    settings.GROVE_WATCH = ""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "/srv/claude")
+    with pytest.raises(CommandError, match="claude-code:/srv/claude/projects,codex:"):
+        call_command("watch", "--once")

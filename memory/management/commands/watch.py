@@ -41,8 +41,11 @@ class Command(BaseCommand):
         except GroveError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from exc
         if not watched:
+            from memory.importers import claude_code, codex
+
             raise CommandError(
-                "nothing to watch: set GROVE_WATCH, e.g. claude-code:~/.claude/projects"
+                "nothing to watch: set GROVE_WATCH, e.g. "
+                f"claude-code:{claude_code.default_folder()},codex:{codex.default_folder()}"
             )
         if options["once"]:
             self._say(watch.scan(watched=watched))
@@ -59,7 +62,10 @@ class Command(BaseCommand):
         try:
             while True:
                 # One scan in the queue at a time: a slow scan is never stacked on.
-                if pending is None or fetch(pending) is not None:
+                done = fetch(pending) if pending else None
+                if done is not None:
+                    self.stdout.write(f"scan: {done.result if done.success else 'failed'}")
+                if pending is None or done is not None:
                     pending = async_task("memory.tasks.watch_scan", settings.GROVE_WATCH)
                 time.sleep(every)
         except KeyboardInterrupt:
