@@ -337,6 +337,14 @@ def _write(state: _Session, chunk: list[_Parsed], *, out: SessionSummary) -> Non
             if not body:
                 out.skipped["empty"] += 1
                 continue
+            try:
+                body.encode("utf-8")
+            except UnicodeEncodeError:
+                out.malformed.append(
+                    f"{state.path.name} line {parsed.number}: text holds a lone surrogate; "
+                    "refused alone"
+                )
+                continue
             if len(body) > limit:
                 out.malformed.append(
                     f"{state.path.name} line {parsed.number}: {len(body):,} characters, over "

@@ -186,3 +186,14 @@ def test_an_older_rollout_without_the_envelope_is_read_too(db, tmp_path):
     summary = ingest(path)
     assert _turns(path) == ["Old words."]
     assert summary.skipped == {"bookkeeping": 2}
+
+
+def test_a_turn_the_write_path_would_refuse_is_refused_alone(db, rollout):
+    with rollout.open("a") as handle:
+        handle.write(json.dumps(_said(90, "user", "half \ud800 a pair")) + "\n")
+        handle.write(json.dumps(_said(91, "user", "After it.")) + "\n")
+    summary = ingest(rollout)
+    assert summary.malformed == [
+        f"{rollout.name} line 16: text holds a lone surrogate; refused alone"
+    ]
+    assert _turns(rollout)[-1] == "After it."
