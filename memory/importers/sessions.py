@@ -425,6 +425,14 @@ def ingest_file(
         read = _read(path, cursor, fmt, tools=tools, out=out)
     except OSError as exc:
         raise Invalid(f"could not be read ({exc.strerror})", code="unreadable") from None
+    if (
+        cursor
+        and read.resumed
+        and read.offset == cursor.offset
+        and (cursor.size, cursor.mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    ):
+        out.files_unchanged += 1  # nothing to write and nothing to move: no write lock taken
+        return out
     project = next((p.line.project for p in read.lines if p.line.project), None)
     project = project or (_project_of(path, domain=cursor.domain) if cursor else None)
     chosen = domain or (cursor.domain if cursor else domain_label(project))
