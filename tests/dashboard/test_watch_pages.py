@@ -39,3 +39,9 @@ def test_the_sleep_page_lists_the_watched_folders_and_the_last_scans(
     assert f'id="scan-{scan.pk}"' in page
     assert "s.jsonl line 2: not JSON" in page
     assert "Bleed the radiators" not in page  # cursors and scans only: no words
+
+
+def test_the_sleep_page_says_when_the_setting_cannot_be_read(owner_client, settings):
+    settings.GROVE_WATCH = "gemini:/tmp"
+    page = owner_client.get("/sleep/").content.decode()
+    assert '<p class="error-box" role="alert">GROVE_WATCH cannot be read' in page
