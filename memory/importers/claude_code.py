@@ -9,8 +9,10 @@ them, and reads defensively (an unknown type is bookkeeping, a missing field is 
   its own `uuid` (its key), a `timestamp`, `cwd` (the project) and `sessionId`.
 - `isSidechain` lines are a subagent talking to itself (also whole `agent-*.jsonl` files):
   skipped and counted; the main session keeps the subagent's answer as its tool result.
-- `isMeta` lines, slash-command echoes and interruptions are bookkeeping; `<system-reminder>`
-  blocks inside a turn are cut out and counted; hook output (a hook's line or block) is skipped.
+- `isMeta` lines, the summary a compaction writes as a user line (`isCompactSummary`), lines
+  shown in its transcript view only (`isVisibleInTranscriptOnly`), slash-command echoes and
+  interruptions are bookkeeping; `<system-reminder>` blocks inside a turn are cut out and
+  counted; hook output (a hook's line or block) is skipped.
 - `summary`, `file-history-snapshot`, `system`, `queue-operation`, `progress` and any other
   type are bookkeeping.
 """
@@ -28,6 +30,9 @@ ACTOR = "importer:claude-code"
 _COMMANDS = ("<command-name>", "<command-message>", "<command-args>", "<local-command-std")
 _INTERRUPTED = "[Request interrupted by user"
 _HOOKS = ("<user-prompt-submit-hook>",)
+# Lines the harness writes as if said: its own notes, a compaction's summary, and lines shown in
+# Claude Code's transcript view only (never sent to the model).
+_NOT_SAID = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 
 
 def default_folder() -> Path:
@@ -102,7 +107,7 @@ def read(record: dict[str, Any], *, tools: bool) -> Line:
     if record.get("isSidechain") is True:
         line.skipped.append("sidechain")
         return line
-    if record.get("isMeta") is True:
+    if any(record.get(flag) is True for flag in _NOT_SAID):
         line.skipped.append("bookkeeping")
         return line
     message = record.get("message")
