@@ -11,25 +11,38 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CHROMIUM ?= $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
 
-.PHONY: help setup run test test-pg bench lint format check-python chromium mutate
+.PHONY: help setup run test test-pg bench lint format chromium mutate
 
 help:
 	@echo "make run    set up, migrate, load the demo memory if empty, serve on 127.0.0.1:8000 with the worker"
 	@echo "make test   set up (Chromium included) and run the whole test suite"
-	@echo "make test-pg  the same suite on a throwaway PostgreSQL 15 cluster"
+	@echo "make test-pg  the same suite on a throwaway PostgreSQL cluster (15 or later)"
 	@echo "make bench  run the benchmarks and write docs/benchmarks.md"
 	@echo "make lint   ruff check + format check + mypy"
 	@echo "make mutate mutation testing of the custody and visibility modules (slow; MUTANTS='memory.trust*' narrows)"
 
-check-python:
-	@test -n "$(PYTHON)" || { echo "Grove needs Python >= 3.12 (python3.13 or python3.12 on PATH, or PYTHON=/path/to/python)."; exit 1; }
+# uv comes from PyPI through any Python 3 that has venv (Debian: python3-venv); without one,
+# from uv's own installer (curl). With no Python >= 3.12 on PATH, uv then installs one.
+BOOT_PYTHON := $(or $(PYTHON),$(shell command -v python3))
+UV_INSTALLER := https://astral.sh/uv/install.sh
 
-$(UV): | check-python
-	$(PYTHON) -m venv $(TOOLS)
-	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv
+$(UV):
+	@rm -rf $(TOOLS)
+	@if [ -n "$(BOOT_PYTHON)" ] && $(BOOT_PYTHON) -m venv $(TOOLS) 2>/dev/null; then \
+		$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv; \
+	else \
+		rm -rf $(TOOLS); \
+		echo "No Python with venv to bootstrap uv: installing uv with its installer ($(UV_INSTALLER), needs curl)"; \
+		mkdir -p $(TOOLS) && curl -LsSf $(UV_INSTALLER) -o $(TOOLS)/install-uv.sh \
+			&& env UV_INSTALL_DIR=$(CURDIR)/$(TOOLS)/bin UV_NO_MODIFY_PATH=1 sh $(TOOLS)/install-uv.sh; \
+	fi
 
 $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
-	UV_PYTHON=$(PYTHON) $(UV) sync --frozen --quiet
+	@if [ -z "$(PYTHON)" ]; then \
+		echo "No Python >= 3.12 on PATH (python3.13, python3.12, pyenv's or python3): uv installs one: $(UV) python install 3.12"; \
+		$(UV) python install 3.12 || { echo "uv could not install Python 3.12 (no network to its downloads?): install python3.12, or set PYTHON=/path/to/python3.12"; exit 1; }; \
+	fi
+	UV_PYTHON=$(or $(PYTHON),3.12) $(UV) sync --frozen --quiet
 	@touch $@
 
 setup: $(VENV)/.synced
@@ -38,6 +51,7 @@ run: setup
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py demo
 	$(PY) manage.py sleep --install-schedule
+	$(PY) manage.py watch --install-schedule
 	$(PY) manage.py serve
 
 chromium:
@@ -74,7 +88,8 @@ format: setup
 	$(VENV)/bin/django-upgrade --target-version 6.1 $(PY_SOURCES) || true
 	$(VENV)/bin/djade --target-version 6.1 $(TEMPLATES) || true
 
-# The whole suite on a throwaway PostgreSQL 15 cluster (.ci/postgres.sh starts and removes it).
+# The whole suite on a throwaway PostgreSQL cluster, 15 or later (.ci/postgres.sh installs the
+# release's server when missing, starts the cluster and removes it).
 test-pg: setup chromium
 	.ci/postgres.sh $(MAKE) --no-print-directory test
 

@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
-# Run a command against a throwaway PostgreSQL 15 cluster (make test-pg runs the whole suite).
+# Run a command against a throwaway PostgreSQL cluster, 15 or later (make test-pg: the suite).
 #
 #   .ci/postgres.sh [COMMAND ...]      default: make test
 #
-# Installs PostgreSQL with apt when it is missing (as root), initialises a cluster in a temp dir
-# as the `postgres` user, listens on a unix socket only (no TCP), creates the role and database
+# Installs the PostgreSQL server the release offers (Debian's `postgresql` metapackage: 15 on
+# Debian 12, 17 on Debian 13) with apt when none is there (as root), uses the newest version
+# found under /usr/lib/postgresql (or PGBIN), refuses one older than 15, initialises a cluster in
+# a temp dir as the `postgres` user, listens on a unix socket only (no TCP), creates the role and database
 # `grove` (the role may create databases: the test run makes test_grove), runs COMMAND with
 # GROVE_DATABASE_URL pointing there, and stops and removes the cluster on any exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
-if [ ! -x "$PGBIN/initdb" ]; then
+# The newest server installed: /usr/lib/postgresql/<major>/bin.
+newest() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4,4n | tail -n1; }
+PGBIN=${PGBIN:-$(newest)}
+if [ ! -x "${PGBIN:-/nonexistent}/initdb" ]; then
 	if [ "$(id -u)" = 0 ]; then
-		echo "Installing PostgreSQL 15 from Debian's packages..."
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
+		echo "Installing the PostgreSQL server from the release's packages (postgresql)..."
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+		PGBIN=$(newest)
 	else
-		echo "PostgreSQL 15 is missing: run 'sudo apt-get install postgresql-15' (or set PGBIN)."; exit 1
+		echo "PostgreSQL is missing: run 'sudo apt-get install postgresql' (15 or later; or set PGBIN)."; exit 1
 	fi
+fi
+MAJOR=$("$PGBIN/initdb" --version | grep -oE '[0-9]+' | head -n1)
+if [ "$MAJOR" -lt 15 ]; then
+	echo "PostgreSQL $MAJOR at $PGBIN: Grove needs 15 or later (set PGBIN to a newer one's bin)."; exit 1
 fi
 
 # initdb refuses to run as root: the cluster belongs to `postgres` when we are root.
@@ -41,6 +50,6 @@ as_pg "$PGBIN/psql" -h "$DIR/sock" -U postgres -q -v ON_ERROR_STOP=1 \
 	-c "CREATE ROLE grove LOGIN CREATEDB" -c "CREATE DATABASE grove OWNER grove"
 
 export GROVE_DATABASE_URL="postgres://grove@/grove?host=$DIR/sock"
-echo "PostgreSQL 15 on $DIR/sock (GROVE_DATABASE_URL=$GROVE_DATABASE_URL)"
+echo "PostgreSQL $MAJOR on $DIR/sock (GROVE_DATABASE_URL=$GROVE_DATABASE_URL)"
 if [ $# -eq 0 ]; then set -- make test; fi
 "$@"

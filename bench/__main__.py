@@ -18,7 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-SECTIONS = ["recall", "sleep", "ceremony", "pages", "agents", "api", "forgetting", "load", "batch"]
+SECTIONS = [
+    "recall", "sleep", "ceremony", "pages", "agents", "api", "forgetting", "load", "batch", "watch"
+]
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 _SIZE_ROW = re.compile(r"^\| ([\d,]+) \|")
 

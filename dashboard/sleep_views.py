@@ -12,7 +12,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.view_helpers import OWNER_ACTOR
 from memory.errors import GroveError
-from memory.models import SleepRun, SleepStatus
+from memory.importers import watch
+from memory.models import SessionFile, SleepRun, SleepStatus, WatchScan
 from memory.scroll import scroll_dir, verify_scroll_file
 from memory.sleep.promote import promotion_threshold
 from memory.sleep.run import STEPS, request_sleep
@@ -51,6 +52,35 @@ def _scrolls(*, verify: bool) -> list[dict[str, Any]]:
     return rows
 
 
+SCANS_SHOWN = 5
+
+
+def _watched() -> dict[str, Any]:
+    """The watched folders (GROVE_WATCH) with how many session files each has brought in, and
+    the last scans. Reads cursors and scan rows only: no body."""
+    try:
+        folders, problem = watch.folders(), ""
+    except GroveError as exc:
+        folders, problem = [], exc.message
+    rows = [
+        {
+            "folder": folder,
+            "exists": folder.path.is_dir(),
+            "files": SessionFile.objects.filter(
+                path__startswith=str(folder.path.resolve()).rstrip("/") + "/"
+            ).count(),
+        }
+        for folder in folders
+    ]
+    scans = list(WatchScan.objects.order_by("-id")[:SCANS_SHOWN])
+    return {
+        "watched": rows,
+        "watch_problem": problem,
+        "watch_scans": scans,
+        "watch_seconds": settings.GROVE_WATCH_SECONDS,
+    }
+
+
 @require_GET
 def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
     verify = request.GET.get("verify") == "scrolls"
@@ -62,6 +92,7 @@ def sleep_runs(request: HtmxHttpRequest) -> HttpResponse:
         "decay_days": settings.GROVE_DECAY_MIN_AGE_DAYS,
         "cron": settings.GROVE_SLEEP_CRON,
         "held": held_back_words(),
+        **_watched(),
     }
     return render(request, "dashboard/sleep.html", context)
 

@@ -209,6 +209,14 @@ GROVE_MAX_SOURCE_CHARS = env_int("GROVE_MAX_SOURCE_CHARS", 2000)
 GROVE_MAX_SIGNATURE_CHARS = env_int("GROVE_MAX_SIGNATURE_CHARS", 200)
 # Importers refuse a file over this size before reading it (a per-file error in the summary).
 GROVE_MAX_IMPORT_BYTES = env_int("GROVE_MAX_IMPORT_BYTES", 64_000_000)
+# One line of a coding agent's session file (a tool's whole output can be megabytes): a longer
+# line is refused alone, named in the summary, and the rest of the file comes in.
+GROVE_MAX_SESSION_LINE_BYTES = env_int("GROVE_MAX_SESSION_LINE_BYTES", 1_000_000)
+# Folders of agents' sessions that watch scans, every GROVE_WATCH_SECONDS (empty: none), e.g.
+# "claude-code:~/.claude/projects,codex:~/.codex/sessions".
+GROVE_WATCH = env("GROVE_WATCH", "")
+GROVE_WATCH_SECONDS = env_int("GROVE_WATCH_SECONDS", 180)
+GROVE_WATCH_TOOLS = env("GROVE_WATCH_TOOLS", "lines")  # tool calls as labelled lines, or "skip"
 GROVE_MAX_REQUEST_BYTES = env_int("GROVE_MAX_REQUEST_BYTES", 1_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = GROVE_MAX_REQUEST_BYTES
 GROVE_SCROLL_DIR = Path(env("GROVE_SCROLL_DIR", str(DATA_DIR / "scroll")))

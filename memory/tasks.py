@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.errors import Conflict
+from memory.importers import watch
 from memory.models import SleepRun
 from memory.sleep.run import run_sleep
 
@@ -22,3 +23,14 @@ def scheduled_sleep() -> dict[str, Any]:
     except Conflict as exc:
         return {"skipped": exc.message}
     return {"id": run.pk, "status": run.status}
+
+
+def watch_scan(value: str | None = None) -> dict[str, Any]:
+    """One scan of the watched folders (`value` in GROVE_WATCH's form, default the setting)."""
+    scan = watch.scan(watched=watch.folders(value))
+    return {"id": scan.pk, "files": scan.files_changed, "turns": scan.turns_new}
+
+
+def scheduled_watch() -> dict[str, Any]:
+    """The watch schedule's entry point (memory.importers.watch.ensure_schedule)."""
+    return watch_scan()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import template
+from django.conf import settings
 from django.utils.safestring import SafeString
 
 from dashboard.markdown import render_markdown
@@ -25,3 +26,11 @@ def thousands_filter(count: int) -> str:
 @register.filter(name="reason_words")
 def reason_words_filter(code: str | None) -> str:
     return reason_words(code)
+
+
+@register.inclusion_tag("dashboard/_watch_line.html")
+def watch_line() -> dict[str, object]:
+    """The overview's one line on watching: the last scan and what it brought."""
+    from memory.importers import watch
+
+    return {"scan": watch.last_scan(), "watching": bool(settings.GROVE_WATCH.strip())}

@@ -24,7 +24,7 @@ from memory.models.log import ChainCheckpoint, Event
 
 # Importing it registers the __glob lookup the CHECK constraints use.
 from memory.models.lookups import Glob, glob_to_regex
-from memory.models.runs import RecallLog, SleepRun
+from memory.models.runs import RecallLog, SessionFile, SleepRun, WatchScan
 
 __all__ = [
     "CEREMONY_EVENT_KINDS",
@@ -44,10 +44,12 @@ __all__ = [
     "Node",
     "PendingCite",
     "RecallLog",
+    "SessionFile",
     "SleepRun",
     "SleepStatus",
     "Ticket",
     "Trust",
     "Vector",
+    "WatchScan",
     "glob_to_regex",
 ]

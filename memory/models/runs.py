@@ -56,3 +56,51 @@ class SleepRun(models.Model):
 
     def __str__(self) -> str:
         return f"sleep run {self.pk} {self.status}"
+
+
+class SessionFile(models.Model):
+    """Where the session importers (memory/importers/sessions.py) stopped reading a file: a
+    cursor, not the record. The words are nodes; this row only lets a grown file be read from
+    where it was left, and lets watch pass over a file whose size and mtime have not moved."""
+
+    path = models.CharField(max_length=1000, unique=True)
+    format = models.CharField(max_length=16)
+    domain = models.CharField(max_length=64)
+    size = models.BigIntegerField(default=0)
+    mtime_ns = models.BigIntegerField(default=0)
+    # Bytes read up to the end of the last whole line, and the sha256 of those bytes: a file
+    # whose head no longer hashes the same was rewritten, and is read again from its start.
+    offset = models.BigIntegerField(default=0)
+    head_sha256 = models.CharField(max_length=64, blank=True, default="")
+    lines = models.PositiveIntegerField(default=0)  # whole lines in those bytes, to name one
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(offset__gte=0) & Q(size__gte=0) & Q(offset__lte=models.F("size")),
+                name="memory_sessionfile_offset_within_size",
+            ),
+            models.CheckConstraint(
+                condition=Q(format__in=["claude-code", "codex"]),
+                name="memory_sessionfile_format_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.format} {self.path} at {self.offset}"
+
+
+class WatchScan(models.Model):
+    """One scan of the watched folders (memory/importers/watch.py): what it found and brought."""
+
+    started_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    folders = models.JSONField(default=list)
+    files_seen = models.PositiveIntegerField(default=0)
+    files_changed = models.PositiveIntegerField(default=0)
+    turns_new = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list)
+
+    def __str__(self) -> str:
+        return f"watch scan {self.pk}: {self.files_changed} files, {self.turns_new} turns"

@@ -34,7 +34,7 @@ def blocks_marked_tested(language: str) -> list[str]:
 
 def test_the_doc_has_tested_examples_of_each_kind():
     bash = "\n".join(blocks_marked_tested("bash"))
-    for needle in ("token create", "/api/v1/nodes", "/api/v1/recall", "/api/v1/context", "ingest"):
+    for needle in ("token create", "/api/v1/nodes", "/api/v1/context", "ingest", "watch --once"):
         assert needle in bash, needle
     assert "mcpServers" in blocks_marked_tested("json")[0]
 
@@ -48,6 +48,27 @@ def vault(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture
+def agents_home(tmp_path: Path) -> dict[str, str]:
+    """A Claude Code and a Codex home, each with one session, as the README's blocks expect."""
+    claude = tmp_path / "claude" / "projects" / "-home-ada-house"
+    claude.mkdir(parents=True)
+    said = {"role": "user", "content": "Where is the stopcock for the kitchen?"}
+    line = {"type": "user", "uuid": "u1", "cwd": "/home/ada/house", "message": said}
+    (claude / "s-1.jsonl").write_text(json.dumps(line) + "\n")
+    codex = tmp_path / "codex" / "sessions" / "2025" / "12" / "08"
+    codex.mkdir(parents=True)
+    item = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Ok."}],
+    }
+    (codex / "rollout-1.jsonl").write_text(
+        json.dumps({"type": "response_item", "payload": item}) + "\n"
+    )
+    return {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude"), "CODEX_HOME": str(tmp_path / "codex")}
+
+
 def _env(**extra: str) -> dict[str, str]:
     return {
         **os.environ,
@@ -59,13 +80,26 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_bash_examples_run_against_a_live_server(live_server, vault, tmp_path, settings):
+def test_the_bash_examples_run_against_a_live_server(
+    live_server, vault, agents_home, tmp_path, settings
+):
     settings.GROVE_SCROLL_DIR = tmp_path / "scroll"
+    # A machine without jq: the examples read JSON with the .venv Python, so a jq that fails
+    # first on PATH changes nothing.
+    hidden = tmp_path / "no-jq"
+    hidden.mkdir()
+    (hidden / "jq").write_text("#!/bin/sh\necho 'jq: command not found' >&2\nexit 127\n")
+    (hidden / "jq").chmod(0o755)
     script = "set -euo pipefail\n" + "\n".join(blocks_marked_tested("bash"))
     done = subprocess.run(
         ["bash", "-c", script],
         cwd=settings.BASE_DIR,
-        env=_env(GROVE_URL=live_server.url, VAULT=str(vault)),
+        env=_env(
+            GROVE_URL=live_server.url,
+            VAULT=str(vault),
+            PATH=f"{hidden}:{os.environ['PATH']}",
+            **agents_home,
+        ),
         capture_output=True,
         text=True,
         timeout=240,
@@ -81,6 +115,10 @@ def test_the_bash_examples_run_against_a_live_server(live_server, vault, tmp_pat
     assert Node.objects.filter(kind="import", source__startswith=str(vault)).count() == 2
     assert Edge.objects.filter(kind="cites", from_node__source=str(vault / "House.md")).exists()
     assert "2 files (2 new" in done.stdout
+    assert "as claude-code: 1 files (1 new" in done.stdout
+    assert "scanned 2 files: 0 changed" in done.stdout  # ingest's cursors: nothing moved since
+    assert '"excerpt": "Where is the stopcock for the kitchen?"' in done.stdout
+    assert set(Node.objects.filter(kind="utterance").values_list("domain", flat=True)) == {"work"}
 
 
 @pytest.mark.django_db(transaction=True)
