@@ -55,6 +55,7 @@ def _find_and_restore(page, live_server, screenshot=None) -> Node:
     page.get_by_role("link", name="look them up in Forgotten").click()
     page.wait_for_url("**/forgotten/?q=lighthouse")
     assert page.locator("table.forgotten tbody tr").count() == 1
+    assert "words: lighthouse" in page.locator(".chips").inner_text()
     row = page.locator(f"#forgotten-{turn.pk}")
     assert "saw the old lighthouse" in row.inner_text() and "never read" in row.inner_text()
     if screenshot:
