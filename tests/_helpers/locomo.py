@@ -145,6 +145,7 @@ def copy_of(built: Path | str, tmp_path: Path, django_db_blocker):
             name = f"{connection.settings_dict['NAME']}_locomo_{abs(hash(str(tmp_path))) % 10**8}"
             realdb.pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
             realdb.pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{built}"')
+            _end_other_sessions()
             try:
                 with use_database(name):
                     yield name
@@ -155,3 +156,13 @@ def copy_of(built: Path | str, tmp_path: Path, django_db_blocker):
         shutil.copyfile(built, path)
         with use_database(path):
             yield path
+
+
+def _end_other_sessions() -> None:
+    """End the live server thread's persistent PostgreSQL session (CONN_MAX_AGE) on the test
+    database, so its health check reconnects, to the copy, on its next request."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )

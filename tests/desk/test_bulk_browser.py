@@ -146,6 +146,11 @@ def _decline_all_and_undo(page, live_server, screenshot=None) -> None:
     assert "Declined: 100 nodes." in page.locator(".messages").inner_text()
     if screenshot:
         _shots(page, screenshot, "decline-done")
+        page.set_viewport_size({"width": 400, "height": 900})
+        undo = page.locator("#undo-box").get_by_role("button", name="Undo").bounding_box()
+        one_line = page.get_by_role("button", name="Filter").bounding_box()
+        assert undo["height"] <= one_line["height"] + 1, "Undo wraps at 400 px"
+        page.set_viewport_size({"width": 1280, "height": 900})
     page.locator("#undo-box").get_by_role("button", name="Undo").click()
     page.locator(".messages").get_by_text("Undone: 100 nodes").wait_for()
     page.goto(f"{live_server.url}/review/?agent=agent:noisy")
