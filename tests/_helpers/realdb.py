@@ -48,7 +48,7 @@ def pg_admin(sql: str) -> None:
         cursor.execute(sql)
 
 
-def pgmigrated_template() -> str:
+def pg_migrated_template() -> str:
     """PostgreSQL's migrated template database, created once per session."""
     if not _PG_TEMPLATE:
         template = f"{connection.settings_dict['NAME']}_realdb_template"
@@ -64,7 +64,7 @@ def _pg_real_db(tmp_path):
     """PostgreSQL's twin: a database cloned from a migrated template (CREATE DATABASE ...
     TEMPLATE), dropped after the test; yields its name where SQLite yields a path."""
     base = connection.settings_dict["NAME"]
-    pgmigrated_template()
+    pg_migrated_template()
     name = f"{base}_real_{abs(hash(str(tmp_path))) % 10**8}"
     pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
     pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{_PG_TEMPLATE[0]}"')

@@ -137,7 +137,7 @@ def _decline_all_and_undo(page, live_server, screenshot=None) -> None:
     page.locator("#bulk-action").select_option("decline")
     page.get_by_role("button", name="Apply to all 100 from agent:noisy…").click()
     assert "Decline 100 proposals?" in page.locator("h1").inner_text()
-    assert "proposed by agent:noisy" in page.locator("#bulk-filter").inner_text()
+    assert "every proposal from agent:noisy" in page.locator("#bulk-filter").inner_text()
     assert page.locator("#bulk-list li").count() == 20 and "80 more" in page.content()
     if screenshot:
         _shots(page, screenshot, "decline-confirm")
