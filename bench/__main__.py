@@ -19,7 +19,16 @@ import time
 from pathlib import Path
 
 SECTIONS = [
-    "recall", "sleep", "ceremony", "pages", "agents", "api", "forgetting", "load", "batch", "watch"
+    "recall",
+    "sleep",
+    "ceremony",
+    "pages",
+    "agents",
+    "api",
+    "forgetting",
+    "load",
+    "batch",
+    "watch",
 ]
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 _SIZE_ROW = re.compile(r"^\| ([\d,]+) \|")

@@ -28,16 +28,29 @@ def _domains() -> list[str]:
     return list(Node.objects.values_list("domain", flat=True).distinct().order_by("domain"))
 
 
-def _chips(request: HtmxHttpRequest, filters: dict[str, str]) -> list[tuple[str, str, str]]:
-    """(facet, value, the link that removes it) for each facet in use."""
+def _chips(
+    request: HtmxHttpRequest, filters: dict[str, str], names: dict[str, str] | None = None
+) -> list[tuple[str, str, str]]:
+    """(facet, value, the link that removes it) for each facet in use; `names` says a facet's
+    parameter in the page's words."""
     chips = []
     for name, value in filters.items():
         if value:
             rest = request.GET.copy()
             rest.pop(name, None)
             rest.pop("page", None)
-            chips.append((name, value, "?" + rest.urlencode()))
+            chips.append(((names or {}).get(name, name), value, "?" + rest.urlencode()))
     return chips
+
+
+# Forgotten's filters as its form labels them ("q: heron" meant nothing to the owner).
+FORGOTTEN_CHIPS = {
+    "q": "words",
+    "reason": "why",
+    "origin": "from",
+    "since": "let go from",
+    "until": "let go until",
+}
 
 
 @require_GET
@@ -84,7 +97,7 @@ def forgotten_nodes(request: HtmxHttpRequest) -> HttpResponse:
         "domains": _domains(),
         "kinds": Kind.values,
         "reasons": [(code, reason_words(code)) for code in DecayReason.values],
-        "chips": _chips(request, page.filters),
+        "chips": _chips(request, page.filters, FORGOTTEN_CHIPS),
         "node_base": reverse("node", args=[0]).removesuffix("0/"),
         "here": request.get_full_path(),
         "filter_query": urlencode({k: v for k, v in page.filters.items() if v}),

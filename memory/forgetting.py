@@ -452,20 +452,28 @@ def held_back() -> dict[str, Any] | None:
 
 def release_held(*, actor: str) -> Event:
     """The owner releases what the guard held back: a decays_released event naming the count
-    and the cutoff (the highest node id now: what was pending then, never what arrives later),
-    which the next sweep collects (memory/sleep/decay.py). Refuses (Conflict) when nothing is
-    held back."""
+    the next sweep collects (what is pending now: the held-back count less what the owner kept
+    or let go since, so the record and the page say what will happen), the count held back, and
+    the cutoff (the highest node id now: what was pending then, never what arrives later), which
+    the next sweep collects (memory/sleep/decay.py). Store clock. Refuses (Conflict) when
+    nothing is held back."""
     with transaction.atomic():
         held = held_back()
         if held is None:
             raise Conflict("sleep held nothing back; there is nothing to release", code="none_held")
         through = Node.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        detail = {
+            "count": pending_count(),
+            "held_back": held["count"],
+            "through_node": through,
+            "run": held["run"],
+        }
         return audit.record(
             EventKind.DECAYS_RELEASED,
             node=None,
             actor=actor,
             reason="owner_release",
-            detail={"count": held["count"], "through_node": through, "run": held["run"]},
+            detail=detail,
         )
 
 

@@ -53,7 +53,7 @@ def filter_words(filters: QueueFilters, *, ticked: bool) -> str:
         return "the proposals you ticked"
     parts = ["every proposal"]
     if filters.agent:
-        parts.append(f"proposed by {filters.agent}")
+        parts.append(f"from {filters.agent}")
     if filters.domain:
         parts.append(f"in domain {filters.domain}")
     if filters.kind:

@@ -143,6 +143,7 @@ def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
         "here": request.get_full_path(),
         "undo": _undoable(request.GET.get("let_go", "")),
         "held": held_back_words(),
+        "pending_now": len(pending[0]),  # what a release hands the next sleep
         "decay_groups": largest,
         "groups_total": len(groups),
         "horizon": horizon,

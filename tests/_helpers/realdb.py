@@ -23,7 +23,7 @@ from bench.synthetic import use_database
 _TEMPLATE: list[Path] = []
 
 
-def _migrated_template(tmp_path_factory) -> Path:
+def migrated_template(tmp_path_factory) -> Path:
     """Migrated once per session (a fresh migrate takes seconds), then copied per test. A runner
     that calls pytest twice in one process (mutmut) gets a new temp dir: migrate again there."""
     if not _TEMPLATE or not _TEMPLATE[0].exists():
@@ -41,32 +41,38 @@ def _migrated_template(tmp_path_factory) -> Path:
 _PG_TEMPLATE: list[str] = []
 
 
-def _pg_admin(sql: str) -> None:
+def pg_admin(sql: str) -> None:
     """CREATE/DROP DATABASE, from the maintenance database (never inside a transaction)."""
     connection.close()
     with connection._nodb_cursor() as cursor:
         cursor.execute(sql)
 
 
+def pg_migrated_template() -> str:
+    """PostgreSQL's migrated template database, created once per session."""
+    if not _PG_TEMPLATE:
+        template = f"{connection.settings_dict['NAME']}_realdb_template"
+        pg_admin(f'DROP DATABASE IF EXISTS "{template}"')
+        pg_admin(f'CREATE DATABASE "{template}"')
+        with use_database(template):
+            call_command("migrate", verbosity=0)
+        _PG_TEMPLATE.append(template)
+    return _PG_TEMPLATE[0]
+
+
 def _pg_real_db(tmp_path):
     """PostgreSQL's twin: a database cloned from a migrated template (CREATE DATABASE ...
     TEMPLATE), dropped after the test; yields its name where SQLite yields a path."""
     base = connection.settings_dict["NAME"]
-    if not _PG_TEMPLATE:
-        template = f"{base}_realdb_template"
-        _pg_admin(f'DROP DATABASE IF EXISTS "{template}"')
-        _pg_admin(f'CREATE DATABASE "{template}"')
-        with use_database(template):
-            call_command("migrate", verbosity=0)
-        _PG_TEMPLATE.append(template)
+    pg_migrated_template()
     name = f"{base}_real_{abs(hash(str(tmp_path))) % 10**8}"
-    _pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
-    _pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{_PG_TEMPLATE[0]}"')
+    pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
+    pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{_PG_TEMPLATE[0]}"')
     try:
         with use_database(name):
             yield name
     finally:
-        _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def production_named_pg_database(real_db: str):
@@ -75,13 +81,13 @@ def production_named_pg_database(real_db: str):
     name = f"grove_probe_{abs(hash(real_db)) % 10**8}"
     with use_database(real_db):
         pass  # back on the test database, so the clone's source has no session on it
-    _pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
-    _pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{_PG_TEMPLATE[0]}"')
+    pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
+    pg_admin(f'CREATE DATABASE "{name}" TEMPLATE "{_PG_TEMPLATE[0]}"')
     try:
         with use_database(name):
             yield name
     finally:
-        _pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        pg_admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def fresh_database(tmp_path, tmp_path_factory, django_db_blocker):
@@ -92,7 +98,7 @@ def fresh_database(tmp_path, tmp_path_factory, django_db_blocker):
             yield from _pg_real_db(tmp_path)
             return
         path = tmp_path / "grove.sqlite3"
-        shutil.copyfile(_migrated_template(tmp_path_factory), path)
+        shutil.copyfile(migrated_template(tmp_path_factory), path)
         with use_database(path):
             yield path
 

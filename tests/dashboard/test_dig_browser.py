@@ -1,33 +1,90 @@
-"""Finding a forgotten turn by a word, in real Chromium: search names the forgotten matches,
-Forgotten's word search finds the turn, and Restore brings it back; at 400 px too."""
+"""Finding a forgotten turn by a word, in real Chromium, after a sleep let go of a whole LoCoMo
+import (2,888 nodes, tests/_helpers/locomo.py): search names the forgotten match, Forgotten's
+word search finds the one turn among 2,888, and Restore brings it back with what it holds.
+Light and dark, 1280 and 400 px (screenshots forgotten-*), and without JavaScript."""
 
 from __future__ import annotations
 
 import pytest
 
-from memory.forgetting import let_go
 from memory.models import Node
+from tests._helpers import locomo
 
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.parametrize("width", [1280, 400])
-def test_a_forgotten_turn_is_found_by_a_word_and_restored(
-    owner_page, live_server, make_note, width
-):
-    owner_page.set_viewport_size({"width": width, "height": 900})
-    turn = make_note("Caroline: the lighthouse storm kept us up.", source="conv-26#D3:1")
-    other = make_note("Melanie: we took the boat out.", source="conv-26#D3:2")
-    for node in (turn, other):
-        let_go(node.pk, actor="owner")
-    owner_page.goto(live_server.url + "/search/?q=lighthouse")
-    owner_page.get_by_role("link", name="look them up in Forgotten").click()
-    owner_page.wait_for_url("**/forgotten/?q=lighthouse")
-    assert owner_page.locator(f"#forgotten-{other.pk}").count() == 0
-    row = owner_page.locator(f"#forgotten-{turn.pk}")
-    assert "You let it go" in row.inner_text()
-    assert owner_page.evaluate("document.documentElement.scrollWidth") <= width + 1
+@pytest.fixture(scope="module")
+def forgotten(tmp_path_factory, django_db_blocker):
+    return locomo.template("forgotten", tmp_path_factory, django_db_blocker)
+
+
+@pytest.fixture
+def at_scale(forgotten, tmp_path, django_db_blocker, transactional_db):
+    """This test's copy of the 2,888 nodes, every one let go by the last sleep."""
+    yield from locomo.copy_of(forgotten, tmp_path, django_db_blocker)
+
+
+def _signed_in(browser, live_server, *, javascript: bool):
+    from dashboard.owner import login_path
+
+    context = browser.new_context(java_script_enabled=javascript)
+    page = context.new_page()
+    page.goto(live_server.url + login_path())
+    page.get_by_role("button", name="Sign in as the owner").click()
+    page.wait_for_url(live_server.url + "/")
+    return page
+
+
+def _shots(page, screenshot, name: str) -> None:
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for width in (1280, 400):
+            page.set_viewport_size({"width": width, "height": 900})
+            screenshot(page, f"forgotten-{name}-{width}-{scheme}")
+            if width == 400:
+                fits = page.evaluate("document.documentElement.scrollWidth <= innerWidth + 2")
+                assert fits, f"{name} scrolls sideways at 400 px"
+    page.emulate_media(color_scheme="light")
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def _find_and_restore(page, live_server, screenshot=None) -> Node:
+    (turn,) = Node.objects.filter(body__contains="lighthouse")
+    page.goto(live_server.url + "/search/?q=lighthouse")
+    assert "1 forgotten node also matches" in page.locator(".forgotten-also").inner_text()
+    page.get_by_role("link", name="look them up in Forgotten").click()
+    page.wait_for_url("**/forgotten/?q=lighthouse")
+    assert page.locator("table.forgotten tbody tr").count() == 1
+    assert "words: lighthouse" in page.locator(".chips").inner_text()
+    row = page.locator(f"#forgotten-{turn.pk}")
+    assert "saw the old lighthouse" in row.inner_text() and "never read" in row.inner_text()
+    if screenshot:
+        _shots(page, screenshot, "search")
     row.get_by_role("button", name=f"Restore #{turn.pk}").click()
-    owner_page.get_by_text(f"Node #{turn.pk} restored.").wait_for()
-    assert Node.objects.get(pk=turn.pk).decayed_at is None
-    assert Node.objects.get(pk=other.pk).decayed_at is not None
+    page.get_by_text(f"Node #{turn.pk} restored.").wait_for()
+    page.goto(live_server.url + "/search/?q=lighthouse")
+    assert page.locator(".forgotten-also").count() == 0
+    assert "saw the old lighthouse" in page.locator("main").inner_text()
+    return turn
+
+
+def _live() -> set[int]:
+    return set(Node.objects.filter(decayed_at__isnull=True).values_list("id", flat=True))
+
+
+def test_a_forgotten_turn_is_found_by_a_word_among_2888_and_restored(
+    at_scale, browser, live_server, screenshot
+):
+    assert not _live()
+    page = _signed_in(browser, live_server, javascript=True)
+    page.goto(live_server.url + "/forgotten/")
+    assert page.get_by_role("link", name="older ›").is_visible()
+    turn = _find_and_restore(page, live_server, screenshot)
+    session = turn.out_edges.get(kind="derived_from").to_node_id
+    assert _live() == {turn.pk, session}
+
+
+def test_the_same_without_javascript(at_scale, browser, live_server):
+    turn = _find_and_restore(_signed_in(browser, live_server, javascript=False), live_server)
+    session = turn.out_edges.get(kind="derived_from").to_node_id
+    assert _live() == {turn.pk, session}

@@ -41,7 +41,7 @@ def test_a_bulk_decline_first_shows_count_filter_and_sample(owner_client, noise,
     html = response.content.decode()
     assert response.status_code == 200
     assert "Decline 12 proposals?" in html
-    assert "proposed by agent:noisy" in html
+    assert "every proposal from agent:noisy" in html
     assert "Noise line 0." in html and "Kept fact 0." not in html
     assert counts() == before
 

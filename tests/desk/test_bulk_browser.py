@@ -1,16 +1,46 @@
-"""Bulk acts in real Chromium: decline an agent's 100 proposals through the confirmation and
-undo them; keep one conversation of the pending decays by its group. Light and dark, 1280 and
-400 px (test-results/screenshots/bulk-*.png), and once without JavaScript."""
+"""Bulk acts in real Chromium at the scale of a LoCoMo import (2,888 nodes, tests/_helpers/
+locomo.py, built once per session and copied per test): keep one conversation of 2,888 pending
+decays that sleep's guard held back, through its groups; decline an agent's 100 proposals
+through the confirmation and undo them. Light and dark, 1280 and 400 px (screenshots bulk-*),
+and without JavaScript."""
 
 from __future__ import annotations
 
 import pytest
 
+from memory.forgetting import pending_ids
 from memory.models import Event, Node, Trust
+from memory.sleep.run import run_sleep
 from memory.trust import trust_of
+from memory.write import write_node
 from review.ceremony import propose
+from tests._helpers import locomo
 
 pytestmark = pytest.mark.browser
+
+KEPT = "conv-30"  # 19 sessions, 369 turns
+
+
+@pytest.fixture(scope="module")
+def held(tmp_path_factory, django_db_blocker):
+    return locomo.template("held", tmp_path_factory, django_db_blocker)
+
+
+@pytest.fixture
+def at_scale(held, tmp_path, django_db_blocker, transactional_db):
+    """This test's copy of the 2,888 nodes, all pending, held back by the last sleep."""
+    yield from locomo.copy_of(held, tmp_path, django_db_blocker)
+
+
+def _signed_in(browser, live_server, *, javascript: bool):
+    from dashboard.owner import login_path
+
+    context = browser.new_context(java_script_enabled=javascript)
+    page = context.new_page()
+    page.goto(live_server.url + login_path())
+    page.get_by_role("button", name="Sign in as the owner").click()
+    page.wait_for_url(live_server.url + "/")
+    return page
 
 
 def _shots(page, screenshot, name: str) -> None:
@@ -22,79 +52,124 @@ def _shots(page, screenshot, name: str) -> None:
             if width == 400:
                 fits = page.evaluate("document.documentElement.scrollWidth <= innerWidth + 2")
                 assert fits, f"{name} scrolls sideways at 400 px"
+    page.emulate_media(color_scheme="light")
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
-def _hundred(make_note) -> list[Node]:
-    nodes = []
-    for i in range(100):
-        node = make_note(f"agent:noisy thinks line {i} matters.")
+def _keep_one_conversation(page, live_server, screenshot=None) -> int:
+    page.goto(f"{live_server.url}/review/decays/")
+    held = page.locator("#held-back").inner_text()
+    assert "Sleep held back 2,888 decays (100% of live)" in held
+    assert "next sleep (2,888)" in page.locator("#horizons").inner_text()
+    assert page.locator("#pending-groups tbody tr").count() == 50
+    if screenshot:
+        _shots(page, screenshot, "decay-groups")
+    page.get_by_label("Domain").fill(KEPT)
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url(f"**domain={KEPT}**")
+    domains = page.locator("#pending-groups tbody tr .tag").all_inner_texts()
+    assert len(domains) > 19 and set(domains) == {KEPT}
+    page.get_by_role("link", name="Keep all of these…").click()
+    count = sum(sessions + turns for sid, sessions, turns in locomo.SHAPE if sid == KEPT)
+    assert f"Keep {count} nodes?" in page.locator("h1").inner_text()
+    assert f"in domain {KEPT}" in page.locator("#bulk-filter").inner_text()
+    assert page.locator("#bulk-list li").count() == 20
+    if screenshot:
+        _shots(page, screenshot, "keep-confirm")
+    page.get_by_role("button", name=f"Yes, keep {count}").click()
+    page.locator(".messages").get_by_text(f"Keep: {count} nodes.").wait_for()
+    assert "Nothing pending matches." in page.locator("#pending-groups").inner_text()
+    page.get_by_role("link", name="Clear filters").click()
+    assert f"next sleep ({locomo.NODES - count:,})" in page.locator("#horizons").inner_text()
+    return count
+
+
+def _conversation(sample_id: str) -> set[int]:
+    return set(Node.objects.filter(domain=sample_id).values_list("id", flat=True))
+
+
+def test_keep_one_conversation_of_2888_held_back_decays_then_release_the_rest(
+    at_scale, browser, live_server, screenshot
+):
+    page = _signed_in(browser, live_server, javascript=True)
+    rest = locomo.NODES - _keep_one_conversation(page, live_server, screenshot)
+    kept = set(Event.objects.filter(kind="kept").values_list("node_id", flat=True))
+    assert kept == _conversation(KEPT)
+    everything = set(Node.objects.values_list("id", flat=True))
+    assert set(pending_ids()[0]) == everything - kept
+    page.get_by_role("button", name=f"Release {rest:,} to the next sleep").click()
+    page.locator(".messages").get_by_text(f"Released {rest:,} decays").wait_for()
+    run_sleep(requested_by="test")
+    live = set(Node.objects.filter(decayed_at__isnull=True).values_list("id", flat=True))
+    assert live == kept
+
+
+def test_keep_one_conversation_without_javascript(at_scale, browser, live_server):
+    page = _signed_in(browser, live_server, javascript=False)
+    _keep_one_conversation(page, live_server)
+    kept = set(Event.objects.filter(kind="kept").values_list("node_id", flat=True))
+    assert kept == _conversation(KEPT)
+    everything = set(Node.objects.values_list("id", flat=True))
+    assert set(pending_ids()[0]) == everything - kept
+
+
+def _hundred_proposals() -> list[int]:
+    """An agent's noise on the import: 100 notes on turns of one conversation, each proposed."""
+    turns = Node.objects.filter(domain="conv-42", kind="utterance").order_by("id")[:100]
+    ids = []
+    for i, turn in enumerate(turns):
+        node = write_node(
+            body=f"noisy thinks line {i} of this turn matters.",
+            kind="note",
+            jurisdiction="home",
+            signature="noisy",
+            domain="conv-42",
+            origins=[{"id": turn.pk, "relation": "derived_from"}],
+            actor="agent:noisy",
+        ).node
         propose(node.pk, actor="agent:noisy", reason="maybe")
-        nodes.append(node)
-    return nodes
+        ids.append(node.pk)
+    return ids
 
 
-def _decline_all_and_undo(page, live_server, screenshot) -> None:
+def _decline_all_and_undo(page, live_server, screenshot=None) -> None:
     page.goto(f"{live_server.url}/review/?agent=agent:noisy")
     page.locator("#bulk-action").select_option("decline")
     page.get_by_role("button", name="Apply to all 100 from agent:noisy…").click()
     assert "Decline 100 proposals?" in page.locator("h1").inner_text()
-    assert "proposed by agent:noisy" in page.locator("#bulk-filter").inner_text()
+    assert "every proposal from agent:noisy" in page.locator("#bulk-filter").inner_text()
     assert page.locator("#bulk-list li").count() == 20 and "80 more" in page.content()
-    _shots(page, screenshot, "decline-confirm")
+    if screenshot:
+        _shots(page, screenshot, "decline-confirm")
     page.get_by_role("button", name="Yes, decline 100").click()
     page.locator("#undo-box").wait_for()
     assert "Declined: 100 nodes." in page.locator(".messages").inner_text()
-    _shots(page, screenshot, "decline-done")
+    if screenshot:
+        _shots(page, screenshot, "decline-done")
+        page.set_viewport_size({"width": 400, "height": 900})
+        undo = page.locator("#undo-box").get_by_role("button", name="Undo").bounding_box()
+        one_line = page.get_by_role("button", name="Filter").bounding_box()
+        assert undo["height"] <= one_line["height"] + 1, "Undo wraps at 400 px"
+        page.set_viewport_size({"width": 1280, "height": 900})
     page.locator("#undo-box").get_by_role("button", name="Undo").click()
-    page.wait_for_load_state()
-    assert "Undone: 100 nodes" in page.locator(".messages").inner_text()
+    page.locator(".messages").get_by_text("Undone: 100 nodes").wait_for()
+    page.goto(f"{live_server.url}/review/?agent=agent:noisy")
+    assert page.get_by_role("button", name="Apply to all 100 from agent:noisy…").is_visible()
 
 
 def test_decline_an_agents_100_proposals_see_the_confirmation_undo_it(
-    owner_page, live_server, make_note, screenshot
+    at_scale, browser, live_server, screenshot
 ):
-    nodes = _hundred(make_note)
-    _decline_all_and_undo(owner_page, live_server, screenshot)
-    assert {trust_of(n.pk) for n in nodes} == {Trust.PROPOSED}
+    proposals = _hundred_proposals()
+    _decline_all_and_undo(
+        _signed_in(browser, live_server, javascript=True), live_server, screenshot
+    )
+    assert {trust_of(pk) for pk in proposals} == {Trust.PROPOSED}
+    declines = Event.objects.filter(kind="declined", node_id__in=proposals)
+    assert declines.count() == 100 and len({e.detail["batch"] for e in declines}) == 1
 
 
-def test_the_same_without_javascript(browser, live_server, make_note, screenshot):
-    from dashboard.owner import login_path
-
-    nodes = _hundred(make_note)
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
-    page.goto(live_server.url + login_path())
-    page.get_by_role("button", name="Sign in as the owner").click()
-    page.wait_for_url(live_server.url + "/")
-    _decline_all_and_undo(page, live_server, screenshot)
-    context.close()
-    assert {trust_of(n.pk) for n in nodes} == {Trust.PROPOSED}
-
-
-def test_keep_one_conversation_of_many_pending_decays(
-    owner_page, live_server, lone, make_note, screenshot
-):
-    sessions = [
-        lone(f"conv-{c} session", days_old=40, source=f"conv-{c}#session_1") for c in range(5)
-    ]
-    turns = {
-        s.pk: [
-            make_note(f"Turn {i} of {s.source}.", days_old=40, origins=[{"id": s.pk}]).pk
-            for i in range(20)
-        ]
-        for s in sessions
-    }
-    owner_page.goto(f"{live_server.url}/review/decays/")
-    assert "(105)" in owner_page.locator("#horizons").inner_text()
-    row = owner_page.locator("#pending-groups tr", has_text="conv-2#session_1")
-    assert "20 nodes, none read" in row.inner_text()
-    _shots(owner_page, screenshot, "decay-groups")
-    row.get_by_role("link", name="Keep all…").click()
-    assert "Keep 20 nodes?" in owner_page.locator("h1").inner_text()
-    owner_page.get_by_role("button", name="Yes, keep 20").click()
-    owner_page.wait_for_load_state()
-    kept = set(Event.objects.filter(kind="kept").values_list("node_id", flat=True))
-    assert kept == set(turns[sessions[2].pk])
-    assert "(85)" in owner_page.locator("#horizons").inner_text()
+def test_decline_and_undo_without_javascript(at_scale, browser, live_server):
+    proposals = _hundred_proposals()
+    _decline_all_and_undo(_signed_in(browser, live_server, javascript=False), live_server)
+    assert {trust_of(pk) for pk in proposals} == {Trust.PROPOSED}

@@ -53,3 +53,15 @@ def test_releasing_nothing_says_so_and_records_nothing(owner_client, db):
     response = owner_client.post("/review/decays/release/", follow=True)
     assert "Nothing was released: sleep held nothing back" in response.content.decode()
     assert not Event.objects.filter(kind=EventKind.DECAYS_RELEASED).exists()
+
+
+def test_after_keeping_some_the_release_says_and_records_only_what_is_still_pending(
+    owner_client, held
+):
+    owner_client.post(f"/review/decays/{held[0].pk}/keep/")
+    page = owner_client.get("/review/decays/").content.decode()
+    assert "Sleep held back 12 decays" in page and "Release 11 to the next sleep" in page
+    done = owner_client.post("/review/decays/release/", follow=True).content.decode()
+    assert "Released 11 decays: the next sleep collects them." in done
+    (event,) = Event.objects.filter(kind=EventKind.DECAYS_RELEASED)
+    assert (event.detail["count"], event.detail["held_back"]) == (11, 12)
