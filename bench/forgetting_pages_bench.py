@@ -69,7 +69,7 @@ def _api_pair(words: list[str], label: str) -> list[tuple[str, Samples]]:
     minute of the shared machine falls on both."""
     from memory.tokens import create_token
 
-    _token, secret = create_token(name=f"bench-agent-{label}", domains=DOMAINS)
+    _token, secret = create_token(name=f"bench-agent-{label.split('%')[0]}", domains=DOMAINS)
     bearer = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
     agent = Client(HTTP_HOST="localhost")
 

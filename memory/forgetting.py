@@ -517,11 +517,14 @@ def _where(filters: dict[str, str]) -> tuple[str, list[Any]]:
         parts.append("LOWER(n.body) LIKE %s")
         params.append("%" + filters["words"].lower().replace("%", "").replace("_", "") + "%")
     if filters.get("origin", "").isdigit():
-        parts.append(
-            "EXISTS (SELECT 1 FROM memory_edge o WHERE o.from_node_id = n.id"
-            " AND o.kind = 'derived_from' AND o.to_node_id = %s)"
+        # First, and as the origin's children (its few hundred, from the (to_node, kind)
+        # index): SQLite then drives from them, where an EXISTS was probed for every pending id.
+        parts.insert(
+            0,
+            "n.id IN (SELECT o.from_node_id FROM memory_edge o WHERE o.to_node_id = %s"
+            " AND o.kind = 'derived_from')",
         )
-        params.append(int(filters["origin"]))
+        params.insert(0, int(filters["origin"]))
     return " AND ".join(parts), params
 
 
@@ -544,8 +547,8 @@ def matching_pending(
     cap = f" LIMIT {int(limit)}" if limit is not None else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT n.id FROM memory_node n WHERE {among} AND {where} ORDER BY n.id{cap}",
-            [*ids_param, *params],
+            f"SELECT n.id FROM memory_node n WHERE {where} AND {among} ORDER BY n.id{cap}",
+            [*params, *ids_param],
         )
         return [int(row[0]) for row in cursor.fetchall()]
 
@@ -564,9 +567,9 @@ def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, An
                     AND e.kind = 'derived_from') AS origin, n.domain, n.signature,
                     COUNT(*), MIN(n.created_at), SUM(CASE WHEN n.access_count > 0
                     THEN 1 ELSE 0 END)
-                FROM memory_node n WHERE {among} AND {where}
+                FROM memory_node n WHERE {where} AND {among}
                 GROUP BY origin, n.domain, n.signature""",
-            [*ids_param, *params],
+            [*params, *ids_param],
         )
         rows = cursor.fetchall()
     groups = [

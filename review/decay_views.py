@@ -118,8 +118,8 @@ def _group_rows(ids: list[int], now_garbage: Any) -> list[dict[str, Any]]:
     why = forgetting.why_rows(list(nodes), now_garbage=now_garbage)
     rows = []
     for node_id, node in nodes.items():
-        row = decided_row(node, state="")
-        row.update(trust=trust[node_id], why=why[node_id], eligible_now=True)
+        row = decided_row(node, state="", trust=trust[node_id])
+        row.update(why=why[node_id], eligible_now=True)
         if row["trust"] in NO_WORDS:
             row["excerpt"] = ""
         rows.append(row)
