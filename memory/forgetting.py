@@ -308,7 +308,7 @@ class PendingMarks:
 
 # The marks of the last few graph states read (reach.fingerprint), in this process: a second
 # view of an unchanged graph walks nothing. Kept in memory only: viewing writes nothing.
-_KEPT_STATES = 4
+_KEPT_STATES = 2  # the page (within 7 days by default) and a bulk act (the horizons alone)
 _kept: dict[tuple[Any, ...], PendingMarks] = {}
 
 
