@@ -4,7 +4,8 @@ Each module in SECTIONS has `run(sizes: list[int]) -> str` returning a Markdown 
 Usage: python -m bench [--only recall,sleep] [--sizes 10000,100000] [--days 365 --scale 0.1]
        [--policies 'keep everything,reach 90 d']
 A run at other sizes (e.g. the opt-in `--sizes 1000000`, slow: the 1M graph alone takes minutes
-to generate, then is cached) keeps the table rows of sizes it did not measure.
+to generate, then is cached) keeps the table rows of sizes it did not measure, and a part's
+text below its BY_HAND line (method, command, machine) is kept as written.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ SECTIONS = [
     "ceremony",
     "pages",
     "agents",
+    "forgetting_pages",
     "api",
     "forgetting",
     "load",
@@ -68,6 +70,18 @@ def keep_other_sizes(old: str, new: str, sizes: list[int]) -> str:
     return "\n".join([*lines[: rows[0]], *block, *lines[end:]]) + "\n"
 
 
+# A part's hand-written text (method, command, machine) follows this line, and a run of its
+# bench keeps it: the bench writes only what it measured, above.
+BY_HAND = "<!-- written by hand below: python -m bench keeps it -->"
+
+
+def keep_by_hand(old: str, new: str) -> str:
+    """`new` followed by `old`'s hand-written text (from its BY_HAND line on), if it has any."""
+    if BY_HAND not in old:
+        return new
+    return new.rstrip() + "\n\n" + old[old.index(BY_HAND) :].rstrip() + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="")
@@ -108,7 +122,8 @@ def main() -> int:
         print(f"({name}: {time.perf_counter() - started:.0f}s)")
         part = parts_dir / f"{name}.md"
         if part.exists():
-            text = keep_other_sizes(part.read_text(), text, sizes)
+            before = part.read_text()
+            text = keep_by_hand(before, keep_other_sizes(before, text, sizes))
         part.write_text(text.strip() + "\n")
     header = (
         "# Benchmarks\n\n"

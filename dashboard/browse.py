@@ -212,9 +212,12 @@ def browse(params: Mapping[str, str]) -> Page:
 def decay_events(node_ids: list[int]) -> dict[int, dict[str, Any]]:
     """The latest decayed event of each node (why, by whom and when it was forgotten)."""
     latest: dict[int, dict[str, Any]] = {}
+    # Sorted here, not by the query: ORDER BY at made the planner walk (kind, at) through
+    # every decayed event (70,000 at 100k) instead of seeking (node, kind) for these few.
     events = Event.objects.filter(node_id__in=node_ids, kind=EventKind.DECAYED)
-    for event in events.order_by("at", "id").values("node_id", "reason", "actor", "at"):
-        latest[event["node_id"]] = dict(event)
+    found = list(events.order_by().values("node_id", "reason", "actor", "at", "id"))
+    for event in sorted(found, key=lambda e: (e["at"], e["id"])):
+        latest[event["node_id"]] = {k: v for k, v in event.items() if k != "id"}
     return latest
 
 

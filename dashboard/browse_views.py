@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.db import connection
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -25,7 +26,16 @@ SAMPLE = 20  # rows a confirmation shows of what it will act on
 
 
 def _domains() -> list[str]:
-    return list(Node.objects.values_list("domain", flat=True).distinct().order_by("domain"))
+    """Every domain, in order: one index seek a domain (a loose index scan), where DISTINCT
+    read the whole domain index, 100,000 entries at 100k, for a handful of names."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """WITH RECURSIVE d(domain) AS (SELECT MIN(domain) FROM memory_node UNION ALL
+                SELECT (SELECT MIN(n.domain) FROM memory_node n WHERE n.domain > d.domain)
+                FROM d WHERE d.domain IS NOT NULL)
+               SELECT domain FROM d WHERE domain IS NOT NULL"""
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _chips(

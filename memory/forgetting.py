@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -266,7 +266,9 @@ def _ranked(
     """Eligible now (oldest id first) and the rest of `later` by days until eligible, at most
     `limit` in all, with the days of each. The days need every later node's creation time, so
     they are computed only when the eligible-now nodes leave room under `limit`."""
-    eligible = _in_domains(at_now.garbage.tolist(), domains, limit)
+    # Sliced before the list is made: a page asks for 51 of 30,000.
+    first = at_now.garbage if domains is not None or limit is None else at_now.garbage[:limit]
+    eligible = _in_domains(first.tolist(), domains, limit)
     if later is at_now or (limit is not None and len(eligible) >= limit):
         return eligible, [], {}
     until = _release_days(later, _created_at(later.garbage.tolist()), now, age)
@@ -284,26 +286,51 @@ GROUP_FILTERS = ("domain", "kind", "jurisdiction", "author", "words", "origin")
 class PendingMarks:
     """One read of the graph for the pending page (reach.marks): a mark per horizon (HORIZONS)
     and one at `within_days`, all taken at `now`. Marking is most of the page's cost, so every
-    part of the page asks these."""
+    part of the page asks these; `derived` keeps what the page works out from them (ids,
+    groups, matches), shared by every view of the same graph."""
 
     now: datetime
     horizons: dict[int, reach.Mark]
     within: reach.Mark
     within_days: float
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def ids(self) -> dict[int, list[int]]:
-        return {days: m.garbage.tolist() for days, m in self.horizons.items()}
+        return {days: self.at(days) for days in self.horizons}
+
+    def at(self, horizon: int) -> list[int]:
+        """The ids pending at `horizon` (one of HORIZONS), sorted."""
+        if (key := ("ids", horizon)) not in self.derived:
+            self.derived[key] = self.horizons[horizon].garbage.tolist()
+        found: list[int] = self.derived[key]
+        return found
+
+
+# The marks of the last few graph states read (reach.fingerprint), in this process: a second
+# view of an unchanged graph walks nothing. Kept in memory only: viewing writes nothing.
+_KEPT_STATES = 2  # the page (within 7 days by default) and a bulk act (the horizons alone)
+_kept: dict[tuple[Any, ...], PendingMarks] = {}
 
 
 def pending_marks(*, within_days: float = 0, now: datetime | None = None) -> PendingMarks:
-    """The marks at each horizon and at `within_days` from now, from one read. Store clock."""
+    """The marks at each horizon and at `within_days` from now, from one read, or from the last
+    read of a graph whose fingerprint is the same (then the same marks, reach.fingerprint).
+    Store clock."""
     now = now or timezone.now()
     age = settings.GROVE_DECAY_MIN_AGE_DAYS
-    days = [*HORIZONS, within_days]
-    found = reach.marks([now - timedelta(days=age - d) for d in days])
-    horizons = dict(zip(HORIZONS, found, strict=False))
-    within = horizons[0] if within_days <= 0 else found[-1]
-    return PendingMarks(now, horizons, within, within_days)
+    days = (*HORIZONS, within_days)
+    cutoffs = [now - timedelta(days=age - d) for d in days]
+    key = (age, days, reach.fingerprint(cutoffs))
+    kept = _kept.get(key)
+    if kept is None:
+        found = reach.marks(cutoffs)
+        horizons = dict(zip(HORIZONS, found, strict=False))
+        within = horizons[0] if within_days <= 0 else found[-1]
+        kept = PendingMarks(now, horizons, within, within_days)
+        while len(_kept) >= _KEPT_STATES:
+            _kept.pop(next(iter(_kept)), None)
+        _kept[key] = kept
+    return replace(kept, now=now)  # the same marks and derived parts, at this view's clock
 
 
 def pending_decays(
@@ -498,11 +525,14 @@ def _where(filters: dict[str, str]) -> tuple[str, list[Any]]:
         parts.append("LOWER(n.body) LIKE %s")
         params.append("%" + filters["words"].lower().replace("%", "").replace("_", "") + "%")
     if filters.get("origin", "").isdigit():
-        parts.append(
-            "EXISTS (SELECT 1 FROM memory_edge o WHERE o.from_node_id = n.id"
-            " AND o.kind = 'derived_from' AND o.to_node_id = %s)"
+        # First, and as the origin's children (its few hundred, from the (to_node, kind)
+        # index): SQLite then drives from them, where an EXISTS was probed for every pending id.
+        parts.insert(
+            0,
+            "n.id IN (SELECT o.from_node_id FROM memory_edge o WHERE o.to_node_id = %s"
+            " AND o.kind = 'derived_from')",
         )
-        params.append(int(filters["origin"]))
+        params.insert(0, int(filters["origin"]))
     return " AND ".join(parts), params
 
 
@@ -525,8 +555,8 @@ def matching_pending(
     cap = f" LIMIT {int(limit)}" if limit is not None else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT n.id FROM memory_node n WHERE {among} AND {where} ORDER BY n.id{cap}",
-            [*ids_param, *params],
+            f"SELECT n.id FROM memory_node n WHERE {where} AND {among} ORDER BY n.id{cap}",
+            [*params, *ids_param],
         )
         return [int(row[0]) for row in cursor.fetchall()]
 
@@ -545,9 +575,9 @@ def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, An
                     AND e.kind = 'derived_from') AS origin, n.domain, n.signature,
                     COUNT(*), MIN(n.created_at), SUM(CASE WHEN n.access_count > 0
                     THEN 1 ELSE 0 END)
-                FROM memory_node n WHERE {among} AND {where}
+                FROM memory_node n WHERE {where} AND {among}
                 GROUP BY origin, n.domain, n.signature""",
-            [*ids_param, *params],
+            [*params, *ids_param],
         )
         rows = cursor.fetchall()
     groups = [
@@ -571,3 +601,32 @@ def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, An
             labels.get(origin) or bodies.get(origin, "")[:60] if origin is not None else ""
         )
     return out
+
+
+_DERIVED_KEPT = 64  # groups and matches kept per graph state: the filters the owner tries
+
+
+def _derived(marks: PendingMarks, key: tuple[Any, ...], work: Any) -> Any:
+    if key in marks.derived:
+        return marks.derived[key]
+    found = work()
+    if len(marks.derived) < _DERIVED_KEPT:
+        marks.derived[key] = found
+    return found
+
+
+def groups_at(marks: PendingMarks, horizon: int, filters: dict[str, str]) -> list[dict[str, Any]]:
+    """pending_groups of what is pending at `horizon` (one of HORIZONS), worked out once per
+    graph state (the marks' fingerprint); copies, so a view may add to them."""
+    key = ("groups", horizon, tuple(sorted(filters.items())))
+    found = _derived(marks, key, lambda: pending_groups(marks.at(horizon), filters))
+    return [dict(group) for group in found]
+
+
+def matching_at(
+    marks: PendingMarks, horizon: int, filters: dict[str, str], *, limit: int | None = None
+) -> list[int]:
+    """matching_pending of what is pending at `horizon`, worked out once per graph state."""
+    key = ("matching", horizon, tuple(sorted(filters.items())), limit)
+    found = _derived(marks, key, lambda: matching_pending(marks.at(horizon), filters, limit=limit))
+    return list(found)

@@ -210,6 +210,39 @@ def _bfs(cands: Ids, src: Ids, dst: Ids, top: int, size: int) -> Mark:
     return Mark(cands, cands[~_mask(reached, size)[cands]], (src, dst), top)
 
 
+def fingerprint(cutoffs: Sequence[datetime]) -> tuple[Any, ...]:
+    """What marks(cutoffs) would read, in one statement of indexed lookups: equal fingerprints
+    give equal marks, so a page may keep a mark while the fingerprint holds.
+
+    Every change to what marks read but one writes an event (decays, restores, revivals, keeps,
+    trust, promotion, arrivals), a node or an edge (never updated nor deleted): the last event
+    (its id and chain hash, which covers the whole log, so a rolled-back history that reused
+    the id differs) and the last node and edge ids say so. The one change without an event, an
+    agent's first read, only takes a node out of the candidates: their count at the latest
+    cutoff falls. Time adds the nodes that come of age at a cutoff, always newer than every
+    candidate already there (and takes them out again if the clock goes back): the newest
+    candidate at each cutoff moves. The last node and edge are named by more than their ids, so
+    a store written without events (a bench's, a test's) that reused them differs too."""
+    cand = _old_unread_sql("n")
+    newest = ", ".join(
+        f"(SELECT MAX(n.created_at) FROM memory_node n WHERE {cand})" for _ in cutoffs
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT (SELECT MAX(id) FROM memory_event),
+                (SELECT chain_hash FROM memory_event ORDER BY id DESC LIMIT 1),
+                (SELECT MAX(id) FROM memory_node),
+                (SELECT created_at FROM memory_node ORDER BY id DESC LIMIT 1),
+                (SELECT MAX(id) FROM memory_edge),
+                (SELECT from_node_id FROM memory_edge ORDER BY id DESC LIMIT 1),
+                (SELECT to_node_id FROM memory_edge ORDER BY id DESC LIMIT 1),
+                (SELECT COUNT(*) FROM memory_node n WHERE {cand}), {newest}""",
+            [db_time(max(cutoffs)), *(db_time(c) for c in cutoffs)],
+        )
+        row: tuple[Any, ...] = cursor.fetchone()
+    return (connection.vendor, connection.settings_dict["NAME"], *map(str, row))
+
+
 def candidates(cutoff: datetime) -> Ids:
     """Live nodes that are not roots at `cutoff` (created_at <= cutoff is old enough; store
     clock), sorted."""

@@ -98,6 +98,19 @@ def _ages(groups: list[dict[str, Any]]) -> None:
         group["age_days"] = int((now - oldest).total_seconds() // 86400)
 
 
+def _links(query: QueryDict, groups: list[dict[str, Any]]) -> None:
+    """Each group's three links (its nodes, keep all, let go all) as the page's query with the
+    group's filter set and no batch: built here once a group, which the template's
+    querystring tag (a QueryDict copy per link) made a third of the page's time."""
+    here = {k: v for k, v in query.lists() if k != "batch"}
+    for group in groups:
+        chosen = {"origin": group["origin"], "domain": group["domain"], "author": group["author"]}
+        group["show"] = "?" + urlencode({**here, **chosen}, doseq=True)
+        chosen["origin"] = chosen["origin"] or ""
+        for act in ("keep", "let_go"):
+            group[act] = "?" + urlencode({**here, "act": act, **chosen}, doseq=True)
+
+
 def _group_rows(ids: list[int], now_garbage: Any) -> list[dict[str, Any]]:
     """Rows for the nodes of one chosen group or filter: what each says and why it goes."""
     nodes = Node.objects.in_bulk(ids)
@@ -105,8 +118,8 @@ def _group_rows(ids: list[int], now_garbage: Any) -> list[dict[str, Any]]:
     why = forgetting.why_rows(list(nodes), now_garbage=now_garbage)
     rows = []
     for node_id, node in nodes.items():
-        row = decided_row(node, state="")
-        row.update(trust=trust[node_id], why=why[node_id], eligible_now=True)
+        row = decided_row(node, state="", trust=trust[node_id])
+        row.update(why=why[node_id], eligible_now=True)
         if row["trust"] in NO_WORDS:
             row["excerpt"] = ""
         rows.append(row)
@@ -119,15 +132,13 @@ def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
     filters = _filters(request.GET)
     # One read of the graph for the whole page: the tabs, the groups and the rows share it.
     marks = forgetting.pending_marks(within_days=within)
-    pending = marks.ids()
     horizon = _horizon(filters)
-    groups = forgetting.pending_groups(pending[horizon], filters)
+    groups = forgetting.groups_at(marks, horizon, filters)
     largest = groups[:GROUPS_SHOWN]  # a filter narrows to the rest
     _ages(largest)
+    _links(request.GET, largest)
     narrowed = {k: v for k, v in filters.items() if k != "horizon"}
-    chosen = (
-        forgetting.matching_pending(pending[horizon], filters, limit=PAGE_ROWS) if narrowed else []
-    )
+    chosen = forgetting.matching_at(marks, horizon, filters, limit=PAGE_ROWS) if narrowed else []
     rows = pending_decay_rows(within_days=within, limit=PAGE_ROWS + 1, marks=marks)
     shown = rows["now"] + rows["soon"]
     capped = len(shown) > PAGE_ROWS
@@ -143,11 +154,11 @@ def pending_decays(request: HtmxHttpRequest) -> HttpResponse:
         "here": request.get_full_path(),
         "undo": _undoable(request.GET.get("let_go", "")),
         "held": held_back_words(),
-        "pending_now": len(pending[0]),  # what a release hands the next sleep
+        "pending_now": len(marks.horizons[0].garbage),  # what a release hands the next sleep
         "decay_groups": largest,
         "groups_total": len(groups),
         "horizon": horizon,
-        "horizons": [(days, len(pending[days])) for days in forgetting.HORIZONS],
+        "horizons": [(days, len(marks.horizons[days].garbage)) for days in forgetting.HORIZONS],
         "filters": filters,
         "filter_words": filter_words(filters),
         "filter_query": urlencode(filters),

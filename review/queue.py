@@ -226,9 +226,10 @@ def pending_decay_rows(
     return split
 
 
-def decided_row(node: Node, *, state: str) -> dict[str, Any]:
-    """A pending-decay row after the owner decided (state "kept" or "let go")."""
-    trust = trust_map([node.pk])[node.pk]
+def decided_row(node: Node, *, state: str, trust: str | None = None) -> dict[str, Any]:
+    """A pending-decay row after the owner decided (state "kept" or "let go"); `trust` when the
+    caller judged it already (a page of rows: one trust_map for all)."""
+    trust = trust or trust_map([node.pk])[node.pk]
     return {
         "id": node.pk,
         "kind": node.kind,

@@ -62,6 +62,17 @@ def candidates(
         return [(node_id, float(rank)) for node_id, rank in cursor.fetchall()]
 
 
+def matching(terms: Sequence[str], where: str, where_params: Sequence[Any], k: int) -> list[int]:
+    """Up to k ids of nodes holding any of `terms` and meeting `where`, unranked (a count)."""
+    query, params = _or_query(terms)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT n.id FROM memory_node n WHERE n.body_tsv @@ {query} AND {where} LIMIT %s",
+            [*params, *where_params, k],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
 def substring_candidates(
     text: str, where: str, where_params: Sequence[Any], k: int
 ) -> list[tuple[int, float]]:

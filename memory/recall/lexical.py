@@ -185,6 +185,27 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
     return hits
 
 
+def fts_matching(terms: Sequence[str], vis: Visibility, k: int) -> list[int]:
+    """Up to k ids of documents the visibility clauses of `vis` pass that hold any of the terms
+    worth scoring (as fts_candidates chooses them), unranked: for a count, which needs no bm25
+    nor the per-term visible counts that weigh it (most of a scored search's cost). Trust is
+    the caller's to judge (lawful)."""
+    df, total = document_frequencies(terms)
+    scorable = _scorable(terms, df, total)
+    if not scorable:
+        return []
+    where, params = vis.sql("n")
+    if connection.vendor == "postgresql":
+        return fts_pg.matching(scorable, where, params, k)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT f.rowid FROM memory_node_fts f JOIN memory_node n ON n.id = f.rowid "
+            f"WHERE memory_node_fts MATCH %s AND {where} LIMIT %s",
+            [match_expression(scorable), *params, k],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
 def _indexed_rows() -> int:
     """The number of rows bm25 counts (nRow): the first varint of FTS5's averages record (row
     1 of memory_node_fts_data), read rather than counted (a count scans every row)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.__main__ import keep_other_sizes
+from bench.__main__ import BY_HAND, keep_by_hand, keep_other_sizes
 
 OLD = "| n | a |\n|---|---|\n| 10,000 | 1 |\n| 100,000 | 2 |\n\nTrigram\n| 100,000 | T |\n"
 
@@ -15,3 +15,13 @@ def test_rows_of_sizes_not_measured_are_carried_in_size_order():
 def test_a_later_table_led_by_sizes_is_not_merged_into_the_first():
     new = keep_other_sizes(OLD, "| n | a |\n|---|---|\n| 1,000,000 | 3 |\n", [1_000_000])
     assert "| 100,000 | T |" not in new
+
+
+def test_the_text_written_by_hand_below_the_marker_is_kept():
+    old = f"## Pages\n| 10,000 | 1 |\n\n{BY_HAND}\n**Machine.** Quiet.\n"
+    new = keep_by_hand(old, "## Pages\n| 10,000 | 2 |\n")
+    assert new == f"## Pages\n| 10,000 | 2 |\n\n{BY_HAND}\n**Machine.** Quiet.\n"
+
+
+def test_a_part_without_the_marker_is_written_as_measured():
+    assert keep_by_hand("## Pages\n| 10,000 | 1 |\n", "## Pages\n") == "## Pages\n"

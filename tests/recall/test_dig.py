@@ -43,6 +43,16 @@ def test_recall_says_how_many_forgotten_nodes_matched(make_note) -> None:
     assert forgotten_matches("nothing-like-it") == 0
 
 
+def test_forgotten_matches_count_each_word_of_the_query_not_only_the_ranked_ones(
+    make_note, monkeypatch
+) -> None:
+    # A ranking budget of one posting scores only the rarest word; a count needs no ranking.
+    monkeypatch.setattr("memory.recall.lexical.FTS_POSTINGS_BUDGET", 1)
+    for text in ("A lighthouse log.", "A harbour log.", "Another harbour log."):
+        let_go(make_note(text).pk, actor="owner")
+    assert forgotten_matches("lighthouse harbour") == 3
+
+
 def test_a_sealed_or_rejected_decayed_node_is_never_dug_up_nor_counted(make_note) -> None:
     sealed = make_note("The lighthouse code word is albatross.")
     rejected = make_note("The lighthouse burned in 1901.")
