@@ -307,31 +307,55 @@ def unseal(node_id: int, *, owner: str, reason: str = "") -> Event:
 
 
 def decline(
-    node_id: int, *, owner: str, reason: str = "", batch: dict[str, Any] | None = None
+    node_id: int,
+    *,
+    owner: str,
+    reason: str = "",
+    batch: dict[str, Any] | None = None,
+    duplicate_of: int | None = None,
 ) -> Event:
     """Say "not now" to a proposal: the node stays in memory, unreviewed again (an agent may
     propose it again, and the queue then shows this decline). Writes one declined event naming
     the proposal it answers. Refuses (Forbidden) an agent actor, (NotFound) an unknown node,
     (Conflict) a node that is not proposed -- re-checked under the write lock. `batch`: the
-    detail of the bulk act this decline is part of (memory.batches.tag)."""
+    detail of the bulk act this decline is part of (memory.batches.tag). `duplicate_of`: the
+    node it repeats, recorded as the event's related node and detail["duplicate_of"] (so a
+    re-proposal shows it); refused (Invalid) if it is the node itself, (NotFound) if it is
+    unknown or sealed, (Conflict) if it is rejected (a tombstone is named nowhere)."""
     owner = _owner(owner)
     label, extra = _short(_reason(reason))
     with transaction.atomic():
         node = node_in_domains(node_id)
         _check(can_decline(node, trust_of(node.pk)))
+        same = _duplicate(node, duplicate_of) if duplicate_of is not None else None
         proposal = node.events.filter(kind=EventKind.PROPOSED).order_by("-at", "-id").first()
         return _record(
             EventKind.DECLINED,
             node=node,
             actor=owner,
             reason=label,
+            related_node=same,
             detail={
                 "proposal": proposal.pk if proposal else None,
                 "proposer": proposal.actor if proposal else "",
+                **({"duplicate_of": same.pk} if same else {}),
                 **extra,
                 **(batch or {}),
             },
         )
+
+
+def _duplicate(node: Node, other_id: int) -> Node:
+    """The node a decline says `node` repeats, under the decline's lock."""
+    if other_id == node.pk:
+        raise Invalid("a node is not a duplicate of itself", code="self_duplicate")
+    other = node_in_domains(other_id)
+    trust = trust_of(other.pk)
+    if trust == Trust.SEALED:
+        raise NotFound(f"node {other_id} not found")
+    if trust == Trust.REJECTED:
+        raise Conflict(f"node {other_id} is rejected: it cannot be named", code="is_rejected")
+    return other
 
 
 def undo_decline(declined: Event, *, owner: str, batch: dict[str, Any]) -> Event | None:
