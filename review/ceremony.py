@@ -190,14 +190,22 @@ def root(node_id: int, *, adopting_words: str, expected_body_hash: str, owner: s
         )
 
 
-def preview_supersede(new_body: str) -> dict[str, str]:
+def preview_supersede(new_body: str, *, old: Node | None = None) -> dict[str, str]:
     """The replacement text as it will be stored (scrubbed) and its hash, to show the owner
-    before they confirm; supersede() requires that hash back. Refuses empty text."""
+    before they confirm; supersede() requires that hash back. Refuses empty text, and (given
+    the `old` node) text whose words are the old words (only spacing differs: nothing to
+    correct), both Invalid, a 400: the preview says so rather than the confirm."""
     if not isinstance(new_body, str):
         raise Invalid("the new body must be text", code="bad_body")
     clean = scrub(new_body)
     if not clean:
         raise Invalid("the new body is empty once transport scaffolding is removed")
+    if old is not None and clean.split() == old.body.split():
+        raise Invalid(
+            f"the correction says the same words as #{old.pk}: change what is wrong, "
+            "or leave it as it is",
+            code="unchanged",
+        )
     return {"body": clean, "body_hash": body_hash_of(clean)}
 
 
@@ -211,14 +219,14 @@ def supersede(
     old; derived_from the old; signed by the owner). If the text already lives in another node
     of that domain, that node is the replacement. Refuses (Forbidden) an agent actor; (Invalid)
     a malformed hash, empty words or body, a pair (a pair is what was said; it is not replaced);
-    (Conflict) an old node that is not ground, a hash that does not match the new text as
-    displayed, new text equal to the old, or rejected text (tombstoned; recorded on the
-    rejected node) -- all re-checked under the write lock.
+    (Invalid, code unchanged) new text whose words are the old words; (Conflict) an old node
+    that is not ground, a hash that does not match the new text as displayed, or rejected
+    text (tombstoned; recorded on the rejected node) -- all re-checked under the write lock.
     """
     owner = _owner(owner)
     expected = _hash(expected_body_hash)
     words = _words(adopting_words)
-    preview = preview_supersede(new_body)
+    preview = preview_supersede(new_body)  # the words against the old: under the lock, below
     if preview["body_hash"] != expected:
         raise Conflict(
             f"stale hash: the new text as stored has hash {preview['body_hash']}, not "
@@ -229,6 +237,7 @@ def supersede(
     with transaction.atomic():
         old = node_in_domains(old_id)
         _check(can_supersede(old, trust_of(old.pk)))
+        preview_supersede(preview["body"], old=old)
         try:
             result = write_node(
                 body=preview["body"],
