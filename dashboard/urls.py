@@ -24,6 +24,7 @@ urlpatterns = [
     path("tokens/new/", tokens_views.create_token_view, name="create_token"),
     path("overview/waiting/", views.overview_waiting, name="overview_waiting"),
     path("search/", search_views.search, name="search"),
+    path("search/pick/", search_views.node_pick, name="node_pick"),
     path("nodes/", browse_views.browse_nodes, name="browse_nodes"),
     path("forgotten/", browse_views.forgotten_nodes, name="forgotten"),
     path("forgotten/restore/", browse_views.restore_matching, name="forgotten_restore"),
