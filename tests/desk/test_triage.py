@@ -110,7 +110,7 @@ def test_the_same_words_of_another_kind_are_named_by_the_content_key(owner_clien
 def test_a_sealed_node_is_never_named_as_a_near_duplicate(owner_client, make_note):
     hidden = make_note("The safe's code is written under the desk drawer.")
     shown = make_note("The safe's code is written under the desk drawer, left side.")
-    propose(hidden.pk, actor="agent:scout")
+    root_as_owner(hidden)  # rooted lately, so a candidate until the seal
     propose(shown.pk, actor="agent:scout")
     seal(hidden.pk, owner="owner")
     html = owner_client.get(f"/review/{shown.pk}/root/").content.decode()
