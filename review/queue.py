@@ -177,10 +177,13 @@ class Position:
     following: int | None
 
 
-def position(node_id: int, filters: QueueFilters | None = None) -> Position | None:
+def position(
+    node_id: int, filters: QueueFilters | None = None, *, queue: Waiting | None = None
+) -> Position | None:
     """`node_id`'s place in the queue as `filters` match it, or None when it is not waiting
-    there (decided, or outside the filter)."""
-    ids = [item.node.pk for item in waiting().matching(filters or QueueFilters())]
+    there (decided, or outside the filter). `queue`: the page's own waiting(), if it has one."""
+    queue = queue if queue is not None else waiting()
+    ids = [item.node.pk for item in queue.matching(filters or QueueFilters())]
     if node_id not in ids:
         return None
     at = ids.index(node_id)

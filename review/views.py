@@ -112,7 +112,8 @@ def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     source = request.POST if request.method == "POST" else request.GET
     filters = QueueFilters.from_query(source)
     # Asked before the act: once rooted, the node leaves the queue and its place with it.
-    place = position(node.pk, filters)
+    queue = waiting()  # one read of the queue serves the place, the next and the near-duplicates
+    place = position(node.pk, filters, queue=queue)
     following = place.following if place else next_waiting(after=node.pk, filters=filters)
     error, words, status = None, "", 200
     if request.method == "POST":
@@ -131,7 +132,7 @@ def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
             return redirect(root_url(following, filters))
     item = decision_item(node)
     if item.shows_words:
-        item = with_near([item], waiting_ids=[i.node.pk for i in waiting().items])[0]
+        item = with_near([item], waiting_ids=[i.node.pk for i in queue.items])[0]
     context = {
         "item": item,
         "error": error,
