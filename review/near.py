@@ -59,16 +59,18 @@ def near_duplicates(shown: list[int], *, waiting_ids: list[int]) -> dict[int, Ne
     if not shown:
         return {}
     rooted = _lately_rooted()
-    pool = set(waiting_ids) | set(rooted) | set(shown)
-    trust = trust_map(pool)
+    waiting = set(waiting_ids)  # proposed: waiting() judged them in this request
+    pool = waiting | set(rooted) | set(shown)
+    trust = dict.fromkeys(waiting, Trust.PROPOSED.value) | trust_map(pool - waiting)
     allowed = {Trust.PROPOSED.value, Trust.GROUND.value}
     # A node rooted lately and superseded since is no longer what the owner holds true.
     candidates = [i for i in pool if trust[i] in allowed]
-    nodes = Node.objects.only("id", "domain", "content_key", "body").in_bulk(candidates)
+    # No bodies: only the few without a stored vector need theirs (_vectors loads them).
+    nodes = Node.objects.only("id", "domain", "content_key").in_bulk(candidates)
     ids = sorted(nodes)
     if not ids:
         return {}
-    vectors = _vectors(ids, nodes)
+    vectors = _vectors(ids)
     row = {node_id: n for n, node_id in enumerate(ids)}
     threshold = settings.GROVE_NEAR_DUPLICATE_COSINE
     by_key: dict[tuple[str, str], list[int]] = {}
@@ -107,7 +109,7 @@ def _rank(near: Near) -> tuple[bool, bool, float, int]:
     return (near.same_words, near.trust == Trust.GROUND, near.score, -near.node_id)
 
 
-def _vectors(ids: list[int], nodes: dict[int, Node]) -> np.ndarray:
+def _vectors(ids: list[int]) -> np.ndarray:
     """Unit rows in `ids` order: stored where the current model has one, else embedded now."""
     embedder = get_embedder()
     stored: dict[int, np.ndarray] = {}
@@ -117,7 +119,10 @@ def _vectors(ids: list[int], nodes: dict[int, Node]) -> np.ndarray:
             stored[node_id] = from_blob(data, embedder.dim)
     missing = [i for i in ids if i not in stored]
     if missing:
-        stored.update(zip(missing, embedder.embed([nodes[i].body for i in missing]), strict=True))
+        bodies: dict[int, str] = {}
+        for chunk in chunks(missing):
+            bodies.update(Node.objects.filter(pk__in=chunk).values_list("id", "body"))
+        stored.update(zip(missing, embedder.embed([bodies[i] for i in missing]), strict=True))
     matrix = np.stack([stored[i] for i in ids]).astype(np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return np.asarray(matrix / np.where(norms == 0, 1, norms), dtype=np.float32)
