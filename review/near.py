@@ -66,7 +66,12 @@ def near_duplicates(shown: list[int], *, waiting_ids: list[int]) -> dict[int, Ne
     # A node rooted lately and superseded since is no longer what the owner holds true.
     candidates = [i for i in pool if trust[i] in allowed]
     # No bodies: only the few without a stored vector need theirs (_vectors loads them).
-    nodes = Node.objects.only("id", "domain", "content_key").in_bulk(candidates)
+    # Only the shown nodes' domains: a node is never like one in another domain.
+    domains = set(Node.objects.filter(pk__in=shown).values_list("domain", flat=True))
+    nodes: dict[int, Node] = {}
+    for chunk in chunks(candidates):
+        rows = Node.objects.filter(pk__in=chunk, domain__in=domains)
+        nodes.update((n.pk, n) for n in rows.only("id", "domain", "content_key"))
     ids = sorted(nodes)
     if not ids:
         return {}
