@@ -172,8 +172,7 @@ def test_supersede_confirm_makes_new_ground_and_shows_both(owner_client, ground)
     assert response["Location"] == f"/review/{ground.pk}/superseded/"
     assert trust_of(ground.pk) == Trust.SUPERSEDED
     html = owner_client.get(response["Location"]).content.decode()
-    assert "The spare key is with <del>Ana.</del>" in html  # the old side
-    assert "The spare key is with <ins>Bo now.</ins>" in html  # the new side
+    assert "The spare key is with Ana." in html and "The spare key is with Bo now." in html
 
 
 def test_supersede_with_a_stale_hash_is_refused_and_writes_nothing(owner_client, ground, counts):
