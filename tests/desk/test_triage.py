@@ -131,3 +131,15 @@ def test_decline_as_duplicate_of_a_sealed_node_answers_as_if_it_were_unknown(que
     with pytest.raises(Exception, match=f"node {queue[0].pk} not found"):
         decline(queue[1].pk, owner="owner", duplicate_of=queue[0].pk)
     assert trust_of(queue[1].pk) == Trust.PROPOSED
+
+
+def test_near_duplicates_read_the_stored_vectors_sleep_made(owner_client, make_note):
+    from tests._helpers.vectors import place
+
+    # Unrelated words, but vectors 10 degrees apart (cosine 0.98): the stored ones decide.
+    first = place(make_note("Buy oat milk on Fridays."), 0)
+    again = place(make_note("The dentist moved to Rua Augusta."), 10)
+    for node in (first, again):
+        propose(node.pk, actor="agent:scout")
+    html = owner_client.get(f"/review/{again.pk}/root/").content.decode()
+    assert f"#{first.pk}</a>, also waiting." in html
