@@ -7,7 +7,7 @@ import pytest
 
 from memory.errors import Invalid
 from review.ceremony import supersede
-from review.versions import history, inline, pieces
+from review.versions import history, inline, pieces, side_by_side
 from tests._helpers.acts import root_as_owner, supersede_as_owner
 
 DOCTOR = "The owner's doctor is Dr. Ana Costa at the Alvalade clinic."
@@ -85,3 +85,10 @@ def test_why_on_a_superseded_node_is_a_page_saying_what_replaced_it(owner_client
     html = response.content.decode()
     assert f'you replaced it with <a href="/review/{chain[1].pk}/why/">#{chain[1].pk}</a>' in html
     assert "version 1 of 3" in html
+
+
+def test_both_sides_of_the_diff_are_escaped():
+    hostile = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+    left, right = side_by_side(pieces("safe words", f"safe {hostile} words"))
+    assert "<script>" not in left + right and "<img" not in right
+    assert "&lt;script&gt;" in right
