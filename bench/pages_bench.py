@@ -30,7 +30,7 @@ def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
     from memory.models import Node
     from memory.questions import plant_question
     from memory.vectors.embed import embed_missing
-    from review.ceremony import propose, root
+    from review.ceremony import preview_supersede, propose, root, supersede
 
     embed_missing(batch=2000)
     ids = list(Node.objects.values_list("id", flat=True))
@@ -48,6 +48,19 @@ def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
     for node_id in ground:
         node = Node.objects.get(pk=node_id)
         root(node_id, adopting_words="bench", expected_body_hash=node.body_hash, owner="owner")
+    # A chain of three versions for the version history (the old ground stays listed first).
+    chain = [ground[0]]
+    for step in ("first", "second"):
+        old = Node.objects.get(pk=chain[-1])
+        text = f"{old.body} ({step} correction)"
+        new = supersede(
+            old.pk,
+            new_body=text,
+            adopting_words="bench",
+            expected_body_hash=preview_supersede(text)["body_hash"],
+            owner="owner",
+        )
+        chain.append(new.pk)
     about = Node.objects.get(pk=proposed[0])
     question = plant_question(
         "What ties these together?", about=[about.pk], signature="owner", domain=about.domain
@@ -63,7 +76,8 @@ def _prepare(n: int, rng: random.Random) -> dict[str, list[int]]:
         "decayed": decayed,
         "hubs": hubs,
         "proposed": proposed,
-        "ground": ground,
+        "ground": [*ground[1:], chain[-1]],
+        "chain": chain,
         "question": [question.pk],
     }
 
@@ -154,6 +168,9 @@ def _pages(
         ("review: supersede screen", lambda i: f"/review/{ids['ground'][i % 5]}/supersede/"),
         ("review: why is this true", lambda i: f"/review/{ids['ground'][i % 5]}/why/"),
         ("review: let go confirmation", lambda i: f"/review/decays/{rng.choice(live)}/let-go/"),
+        ("node, version 2 of 3 (both diffs)", lambda i: f"/node/{ids['chain'][1]}/"),
+        ("review: version history", lambda i: f"/review/{ids['chain'][0]}/superseded/"),
+        ("node picker, two words", lambda i: f"/search/pick/?for=feed-node&q={query(i)}"),
         ("questions", lambda i: "/review/questions/"),
         ("question", lambda i: f"/review/questions/{ids['question'][0]}/"),
         ("agent tokens", lambda i: "/tokens/"),

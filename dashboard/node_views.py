@@ -31,6 +31,7 @@ from memory.trust import trust_map
 from memory.visibility import live_at, shown_trust
 from review.ceremony import can_root, can_supersede
 from review.queue import replacement
+from review.versions import history
 from web.htmx import HtmxHttpRequest
 
 
@@ -151,6 +152,7 @@ def _shown(
         "hood_list": hood_list(hood),
         "toggle_url": _node_href(_toggled(params))(node.pk),
         "replaced": replacement(node.pk, as_of=as_of),
+        "history": history(node, as_of=as_of),
         "root_refusal": can_root(node, trust_now),
         "supersede_refusal": can_supersede(node, trust_now),
         "near_questions": open_questions_near([node.pk]) if as_of is None else [],

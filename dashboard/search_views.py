@@ -9,6 +9,7 @@ how many forgotten nodes also match (linking to /forgotten/); "Search what was f
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -20,14 +21,19 @@ from dashboard.asof import widget_value
 from dashboard.browse import page_number, row_values, rows_of
 from dashboard.highlight import highlight
 from dashboard.view_helpers import OWNER_ACTOR, as_of_param
+from memory import inputs
 from memory.errors import Invalid
-from memory.models import Node
+from memory.models import Node, Trust
 from memory.recall import MAX_LIMIT, query_terms, recall
 from memory.recall.dig import dig, forgotten_matches
+from memory.recall.lexical import fts_candidates
+from memory.trust import trust_map
 from memory.visibility import SCOPES, Visibility
 from web.htmx import HtmxHttpRequest
 
 RESULTS = 20
+PICKS = 8  # suggestions under a node picker
+_FIELD_ID = re.compile(r"[a-z][a-z0-9-]{0,40}")
 
 
 def _found(
@@ -125,3 +131,26 @@ def search(request: HtmxHttpRequest) -> HttpResponse:
     if request.htmx:
         return render(request, "dashboard/search.html#results", context)
     return render(request, "dashboard/search.html", context, status=400 if error else 200)
+
+
+@require_GET
+def node_pick(request: HtmxHttpRequest) -> HttpResponse:
+    """The node picker's suggestions as the owner types (htmx): the node of that number, then
+    the best matches of the words, live and neither sealed nor rejected, at most PICKS. From
+    the word index, not recall: a keystroke is not a recall and leaves no RecallLog row, and
+    like all browsing it counts no read."""
+    query = request.GET.get("q", "").strip()[:200]
+    wanted = request.GET.get("for", "")
+    field = wanted if _FIELD_ID.fullmatch(wanted) else ""
+    ids: list[int] = [int(query.lstrip("#"))] if inputs.ascii_digits(query.lstrip("#")) else []
+    terms = query_terms(query)
+    if terms:
+        vis = Visibility.of(domains=None, scope="both", as_of=None)
+        ids += [i for i, _ in fts_candidates(terms, vis, PICKS * 2) if i not in ids]
+    nodes = Node.objects.filter(pk__in=ids, decayed_at__isnull=True).only("id", "body", "kind")
+    found = {node.pk: node for node in nodes}
+    trust = trust_map(list(found))
+    hidden = {Trust.SEALED.value, Trust.REJECTED.value}
+    rows = [found[i] for i in ids if i in found and trust[i] not in hidden][:PICKS]
+    context = {"rows": rows, "field": field, "query": query}
+    return render(request, "dashboard/_pick.html", context)

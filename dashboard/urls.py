@@ -28,6 +28,7 @@ urlpatterns = [
     path("feed/<str:key>/waiting.atom", views.waiting_feed, name="waiting_feed"),
     path("overview/waiting/", views.overview_waiting, name="overview_waiting"),
     path("search/", search_views.search, name="search"),
+    path("search/pick/", search_views.node_pick, name="node_pick"),
     path("nodes/", browse_views.browse_nodes, name="browse_nodes"),
     path("nodes/ground.zip", browse_views.ground_markdown, name="ground_markdown"),
     path("forgotten/", browse_views.forgotten_nodes, name="forgotten"),

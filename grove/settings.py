@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # naturaltime: "which you rooted a minute ago"
     "django_htmx",
     "django_q",
     "memory",
@@ -231,6 +232,10 @@ GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 150)
 # fewer than GROVE_DECAY_GUARD_FLOOR nodes are live (a small memory's first weeks).
 GROVE_DECAY_GUARD_SHARE = env_float("GROVE_DECAY_GUARD_SHARE", 0.10)
 GROVE_DECAY_GUARD_FLOOR = env_int("GROVE_DECAY_GUARD_FLOOR", 500)
+# The triage names a proposal "like #N" from this cosine up (review/near.py). 0.8 with the
+# hashing embedder: one word changed in a sentence of ten scores about 0.8-0.85, unrelated
+# sentences of one topic below 0.65.
+GROVE_NEAR_DUPLICATE_COSINE = env_float("GROVE_NEAR_DUPLICATE_COSINE", 0.8)
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.vectors.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
 # Sleep fits a semantic model (TF-IDF + SVD) on the owner's text for recall

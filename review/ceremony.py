@@ -209,14 +209,22 @@ def root(node_id: int, *, adopting_words: str, expected_body_hash: str, owner: s
         )
 
 
-def preview_supersede(new_body: str) -> dict[str, str]:
+def preview_supersede(new_body: str, *, old: Node | None = None) -> dict[str, str]:
     """The replacement text as it will be stored (scrubbed) and its hash, to show the owner
-    before they confirm; supersede() requires that hash back. Refuses empty text."""
+    before they confirm; supersede() requires that hash back. Refuses empty text, and (given
+    the `old` node) text whose words are the old words (only spacing differs: nothing to
+    correct), both Invalid, a 400: the preview says so rather than the confirm."""
     if not isinstance(new_body, str):
         raise Invalid("the new body must be text", code="bad_body")
     clean = scrub(new_body)
     if not clean:
         raise Invalid("the new body is empty once transport scaffolding is removed")
+    if old is not None and clean.split() == old.body.split():
+        raise Invalid(
+            f"the correction says the same words as #{old.pk}: change what is wrong, "
+            "or leave it as it is",
+            code="unchanged",
+        )
     return {"body": clean, "body_hash": body_hash_of(clean)}
 
 
@@ -230,14 +238,14 @@ def supersede(
     old; derived_from the old; signed by the owner). If the text already lives in another node
     of that domain, that node is the replacement. Refuses (Forbidden) an agent actor; (Invalid)
     a malformed hash, empty words or body, a pair (a pair is what was said; it is not replaced);
-    (Conflict) an old node that is not ground, a hash that does not match the new text as
-    displayed, new text equal to the old, or rejected text (tombstoned; recorded on the
-    rejected node) -- all re-checked under the write lock.
+    (Invalid, code unchanged) new text whose words are the old words; (Conflict) an old node
+    that is not ground, a hash that does not match the new text as displayed, or rejected
+    text (tombstoned; recorded on the rejected node) -- all re-checked under the write lock.
     """
     owner = _owner(owner)
     expected = _hash(expected_body_hash)
     words = _words(adopting_words)
-    preview = preview_supersede(new_body)
+    preview = preview_supersede(new_body)  # the words against the old: under the lock, below
     if preview["body_hash"] != expected:
         raise Conflict(
             f"stale hash: the new text as stored has hash {preview['body_hash']}, not "
@@ -248,6 +256,7 @@ def supersede(
     with transaction.atomic():
         old = node_in_domains(old_id)
         _check(can_supersede(old, trust_of(old.pk)))
+        preview_supersede(preview["body"], old=old)
         try:
             result = write_node(
                 body=preview["body"],
@@ -326,31 +335,55 @@ def unseal(node_id: int, *, owner: str, reason: str = "") -> Event:
 
 
 def decline(
-    node_id: int, *, owner: str, reason: str = "", batch: dict[str, Any] | None = None
+    node_id: int,
+    *,
+    owner: str,
+    reason: str = "",
+    batch: dict[str, Any] | None = None,
+    duplicate_of: int | None = None,
 ) -> Event:
     """Say "not now" to a proposal: the node stays in memory, unreviewed again (an agent may
     propose it again, and the queue then shows this decline). Writes one declined event naming
     the proposal it answers. Refuses (Forbidden) an agent actor, (NotFound) an unknown node,
     (Conflict) a node that is not proposed -- re-checked under the write lock. `batch`: the
-    detail of the bulk act this decline is part of (memory.batches.tag)."""
+    detail of the bulk act this decline is part of (memory.batches.tag). `duplicate_of`: the
+    node it repeats, recorded as the event's related node and detail["duplicate_of"] (so a
+    re-proposal shows it); refused (Invalid) if it is the node itself, (NotFound) if it is
+    unknown or sealed, (Conflict) if it is rejected (a tombstone is named nowhere)."""
     owner = _owner(owner)
     label, extra = _short(_reason(reason))
     with transaction.atomic():
         node = node_in_domains(node_id)
         _check(can_decline(node, trust_of(node.pk)))
+        same = _duplicate(node, duplicate_of) if duplicate_of is not None else None
         proposal = node.events.filter(kind=EventKind.PROPOSED).order_by("-at", "-id").first()
         return _record(
             EventKind.DECLINED,
             node=node,
             actor=owner,
             reason=label,
+            related_node=same,
             detail={
                 "proposal": proposal.pk if proposal else None,
                 "proposer": proposal.actor if proposal else "",
+                **({"duplicate_of": same.pk} if same else {}),
                 **extra,
                 **(batch or {}),
             },
         )
+
+
+def _duplicate(node: Node, other_id: int) -> Node:
+    """The node a decline says `node` repeats, under the decline's lock."""
+    if other_id == node.pk:
+        raise Invalid("a node is not a duplicate of itself", code="self_duplicate")
+    other = node_in_domains(other_id)
+    trust = trust_of(other.pk)
+    if trust == Trust.SEALED:
+        raise NotFound(f"node {other_id} not found")
+    if trust == Trust.REJECTED:
+        raise Conflict(f"node {other_id} is rejected: it cannot be named", code="is_rejected")
+    return other
 
 
 def undo_decline(declined: Event, *, owner: str, batch: dict[str, Any]) -> Event | None:

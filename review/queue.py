@@ -23,6 +23,7 @@ from memory.forgetting import PendingMarks, held_back, pending_decays
 from memory.models import ApiToken, Event, EventKind, Node, Trust
 from memory.trust import trust_map
 from review import ceremony
+from review.near import Near, near_duplicates
 
 # Trust states whose words are never shown on a decision page (sealed hides everything,
 # rejected is a tombstone).
@@ -38,6 +39,7 @@ class Item:
     trust: str
     proposal: Event | None
     declines: tuple[Event, ...] = ()
+    near: Near | None = None  # the node it is like (review/near.py), when the page asked
 
     @property
     def shows_words(self) -> bool:
@@ -161,19 +163,52 @@ def with_bodies(items: list[Item]) -> list[Item]:
     return [replace(item, node=nodes[item.node.pk]) for item in items if item.node.pk in nodes]
 
 
+def with_near(items: list[Item], *, waiting_ids: list[int]) -> list[Item]:
+    """`items` each with the node it is like, if any (review/near.py)."""
+    near = near_duplicates([item.node.pk for item in items], waiting_ids=waiting_ids)
+    return [replace(item, near=near.get(item.node.pk)) for item in items]
+
+
 def proposed_queue(*, limit: int = 50) -> tuple[list[Item], int]:
     """The oldest `limit` proposed nodes and how many are waiting in all."""
     items = waiting().items
     return with_bodies(items[:limit]), len(items)
 
 
+@dataclass(frozen=True)
+class Position:
+    """Where a node stands in the queue as filtered: 1-based `index` of `total`, and the one to
+    go to after it (`following`: the next in order, wrapping round to the oldest; None when it
+    is the only one)."""
+
+    index: int
+    total: int
+    following: int | None
+
+
+def position(
+    node_id: int, filters: QueueFilters | None = None, *, queue: Waiting | None = None
+) -> Position | None:
+    """`node_id`'s place in the queue as `filters` match it, or None when it is not waiting
+    there (decided, or outside the filter). `queue`: the page's own waiting(), if it has one."""
+    queue = queue if queue is not None else waiting()
+    ids = [item.node.pk for item in queue.matching(filters or QueueFilters())]
+    if node_id not in ids:
+        return None
+    at = ids.index(node_id)
+    rest = ids[at + 1 :] + ids[:at]  # skipped ones come round again at the end
+    return Position(at + 1, len(ids), rest[0] if rest else None)
+
+
 def next_waiting(*, after: int, filters: QueueFilters | None = None) -> int | None:
-    """The oldest proposed node other than `after` that matches `filters`: where the owner goes
-    once they have decided on one."""
-    for item in waiting().matching(filters or QueueFilters()):
-        if item.node.pk != after:
-            return item.node.pk
-    return None
+    """Where the owner goes once they have decided on `after`: the next proposed node after it
+    in the queue as `filters` match it (wrapping round), or the oldest if `after` is not there.
+    Ask before the act: once decided, `after` has left the queue and its place with it."""
+    found = position(after, filters)
+    if found is not None:
+        return found.following
+    ids = [item.node.pk for item in waiting().matching(filters or QueueFilters())]
+    return next((i for i in ids if i != after), None)
 
 
 def sealed_nodes(*, limit: int = 200) -> list[Item]:

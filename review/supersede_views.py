@@ -1,44 +1,22 @@
 """The supersede screen: edit the old words into the correction (the box starts from them),
-preview it exactly as it will be stored (scrubbed, with its hash, and a word-level diff against
-the old), confirm with adopting words that carry that hash, then see old and new side by side.
+preview it exactly as it will be stored (scrubbed, with its hash, and the grouped word diff of
+review/versions.py, inline and side by side; words unchanged are refused there), confirm with
+adopting words that carry that hash, then land on the chain's version history.
 Thin: the rules live in review.ceremony.supersede.
 """
 
 from __future__ import annotations
 
-import re
-from difflib import SequenceMatcher
-
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
 from memory.errors import GroveError
 from memory.models import EventKind
-from review import ceremony
+from review import ceremony, versions
 from review.queue import decision_item, hidden_marks
 from review.view_helpers import get_node_or_404, owner_name
 from web.htmx import HtmxHttpRequest
-
-_TOKENS = re.compile(r"\s+|[^\s]+")
-
-
-def word_diff(old: str, new: str) -> SafeString:
-    """Old -> new, word by word (whitespace kept as its own tokens), as HTML with <del> and
-    <ins>. Every piece of text is escaped here, on the server, before it is marked safe."""
-    a, b = _TOKENS.findall(old), _TOKENS.findall(new)
-    parts: list[str] = []
-    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op == "equal":
-            parts.append(escape("".join(a[i1:i2])))
-            continue
-        if i2 > i1:
-            parts.append(f"<del>{escape(''.join(a[i1:i2]))}</del>")
-        if j2 > j1:
-            parts.append(f"<ins>{escape(''.join(b[j1:j2]))}</ins>")
-    return mark_safe("".join(parts))  # each part escaped above
 
 
 @require_http_methods(["GET", "POST"])
@@ -67,15 +45,19 @@ def review_supersede(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
             return redirect("review_superseded", node_id=old.pk)
     if step in ("preview", "confirm"):
         try:
-            preview = ceremony.preview_supersede(new_body)
+            preview = ceremony.preview_supersede(new_body, old=old)
             stage = "preview"
         except GroveError as exc:
             if error is None:
                 error, status = exc, exc.status
+    runs = versions.pieces(old.body, preview["body"]) if preview else []
+    left, right = versions.side_by_side(runs)
     context = {
         "item": item,
         "stage": stage,
-        "diff": word_diff(old.body, preview["body"]) if preview else "",
+        "diff": versions.inline(runs),
+        "left": left,
+        "right": right,
         "preview": preview,
         "new_body": preview["body"] if preview else new_body,
         "words": words,
@@ -87,14 +69,16 @@ def review_supersede(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
 
 @require_GET
 def review_superseded(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
-    """Old and new side by side, after a supersede."""
+    """The version history of a superseded node's chain: every version, each step's diff."""
     old = get_node_or_404(node_id)
     event = old.events.filter(kind=EventKind.SUPERSEDED).select_related("related_node").first()
-    if event is None or event.related_node is None:
+    chain = versions.history(old)
+    if event is None or event.related_node is None or chain is None:
         raise Http404(f"node {node_id} has not been superseded")
     context = {
         "old": decision_item(old),
         "new": decision_item(event.related_node),
         "event": event,
+        "history": chain,
     }
     return render(request, "review/superseded.html", context)

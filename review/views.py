@@ -21,6 +21,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from memory import inputs
 from memory.authority import authority_report
 from memory.custody.drift import last_found
 from memory.errors import GroveError
@@ -31,10 +32,12 @@ from review.queue import (
     decision_item,
     hidden_marks,
     next_waiting,
+    position,
     replacement,
     sealed_nodes,
     waiting,
     with_bodies,
+    with_near,
 )
 from review.view_helpers import get_node_or_404, owner_name
 from web.htmx import HtmxHttpRequest, act_response, back
@@ -48,6 +51,14 @@ def queue_url(filters: QueueFilters, **extra: str) -> str:
     return reverse("review_queue") + (f"?{query}" if query else "")
 
 
+def root_url(node_id: int | None, filters: QueueFilters) -> str:
+    """The root screen of `node_id` with the filter travelling on; the queue when None."""
+    if node_id is None:
+        return queue_url(filters)
+    query = urlencode(filters.as_query())
+    return reverse("review_root", args=[node_id]) + (f"?{query}" if query else "")
+
+
 @require_GET
 def review_queue(request: HtmxHttpRequest) -> HttpResponse:
     """Proposed nodes, oldest first, filtered by agent, domain, kind and age, 50 a page."""
@@ -55,9 +66,10 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
     everything = waiting()
     matching = everything.matching(filters)
     page = Paginator(matching, QUEUE_PAGE).get_page(request.GET.get("page"))
+    waiting_ids = [item.node.pk for item in everything.items]
     context = {
         "page": page,
-        "items": with_bodies(list(page.object_list)),
+        "items": with_near(with_bodies(list(page.object_list)), waiting_ids=waiting_ids),
         "total": len(everything.items),
         "matching": len(matching),
         "filters": filters,
@@ -101,6 +113,10 @@ def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     node = get_node_or_404(node_id)
     source = request.POST if request.method == "POST" else request.GET
     filters = QueueFilters.from_query(source)
+    # Asked before the act: once rooted, the node leaves the queue and its place with it.
+    queue = waiting()  # one read of the queue serves the place, the next and the near-duplicates
+    place = position(node.pk, filters, queue=queue)
+    following = place.following if place else next_waiting(after=node.pk, filters=filters)
     error, words, status = None, "", 200
     if request.method == "POST":
         words = request.POST.get("adopting_words", "")
@@ -115,13 +131,10 @@ def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
             error, status = exc, exc.status
         else:
             messages.success(request, f"Rooted #{node.pk}: it is ground now.")
-            following = next_waiting(after=node.pk, filters=filters)
-            if following is None:
-                return redirect(queue_url(filters))
-            query = urlencode(filters.as_query())
-            target = reverse("review_root", args=[following])
-            return redirect(target + (f"?{query}" if query else ""))
+            return redirect(root_url(following, filters))
     item = decision_item(node)
+    if item.shows_words:
+        item = with_near([item], waiting_ids=[i.node.pk for i in queue.items])[0]
     context = {
         "item": item,
         "error": error,
@@ -129,7 +142,11 @@ def review_root(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
         "marks": hidden_marks(node.body),
         "origins": _origins(node.pk) if item.shows_words else [],
         "filters": filters,
+        "filter_query": urlencode(filters.as_query()),
         "queue_href": queue_url(filters),
+        "place": place,
+        "following": following,
+        "next_href": root_url(following, filters),
     }
     return render(request, "review/root.html", context, status=status)
 
@@ -139,7 +156,10 @@ def _row(request: HtmxHttpRequest, node_id: int) -> Callable[[str | None], HttpR
 
     def answer(error: str | None) -> HttpResponse:
         item = decision_item(get_node_or_404(node_id))
-        return render(request, "review/queue.html#row", {"item": item, "row_error": error})
+        # The page the row sits on, so the swapped row's forms keep its filter and page.
+        here = request.htmx.current_url_abs_path or ""
+        context = {"item": item, "row_error": error, "here": here}
+        return render(request, "review/queue.html#row", context)
 
     return answer
 
@@ -168,13 +188,22 @@ def review_act(request: HtmxHttpRequest, node_id: int, act: str) -> HttpResponse
     """One of ONE_CLICK_ACTS (the URL names it) on a node, with the optional reason posted."""
     node = get_node_or_404(node_id)
     chosen = ONE_CLICK_ACTS[act]
+    owner, reason = owner_name(request), request.POST.get("reason", "")
+    raw = request.POST.get("duplicate_of", "")
+    # "Decline as duplicate of #N": the decline records the node it repeats.
+    twin = int(raw) if act == "decline" and inputs.ascii_digits(raw) else None
+
+    def run() -> object:
+        if twin is not None:
+            return ceremony.decline(node.pk, owner=owner, reason=reason, duplicate_of=twin)
+        return chosen.ceremony(node.pk, owner=owner, reason=reason)
+
+    said = chosen.done.format(pk=node.pk) + (f" A duplicate of #{twin}." if twin else "")
     return act_response(
         request,
-        lambda: chosen.ceremony(
-            node.pk, owner=owner_name(request), reason=request.POST.get("reason", "")
-        ),
+        run,
         refusal=GroveError,
-        done=lambda _: chosen.done.format(pk=node.pk),
+        done=lambda _: said,
         fallback=reverse("review_queue"),
         row=_row(request, node.pk),
     )

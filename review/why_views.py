@@ -14,7 +14,9 @@ from django.views.decorators.http import require_GET
 
 from memory.authority import authority_report, walk_back
 from memory.errors import GroveError
+from memory.models import EventKind, Trust
 from review.queue import decision_item, replacement
+from review.versions import history
 from review.view_helpers import get_node_or_404
 from web.htmx import HtmxHttpRequest
 
@@ -53,6 +55,15 @@ def provenance(origins: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def why_true(request: HtmxHttpRequest, node_id: int) -> HttpResponse:
     node = get_node_or_404(node_id)
     item = decision_item(node)
+    if item.trust == Trust.SUPERSEDED:
+        # Not an error for a page: it was true once, and the page says what replaced it and when.
+        context: dict[str, Any] = {
+            "item": item,
+            "replaced": replacement(node.pk),
+            "history": history(node),
+            "adoption": node.events.filter(kind=EventKind.ROOTED).first(),
+        }
+        return render(request, "review/why.html", context)
     try:
         walk = walk_back(node.pk)
     except GroveError as refused:

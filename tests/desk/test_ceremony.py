@@ -202,7 +202,7 @@ def test_supersede_refuses_a_hash_of_the_unscrubbed_text(make_note, counts):
 def test_supersede_refuses_the_same_text(make_note):
     old = make_note("The spare key is under the blue pot.")
     root_as_owner(old)
-    with pytest.raises(Conflict, match="nothing to supersede"):
+    with pytest.raises(Invalid, match="same words"):
         supersede(
             old.pk,
             new_body=old.body,
@@ -456,7 +456,7 @@ def test_superseding_with_the_same_text_is_refused_as_same(make_note, counts):
     old = make_note("The spare key is under the blue pot.")
     root_as_owner(old)
     before = counts()
-    with pytest.raises(Conflict) as refused:
+    with pytest.raises(Invalid) as refused:
         supersede(
             old.pk,
             new_body=old.body,
@@ -464,7 +464,7 @@ def test_superseding_with_the_same_text_is_refused_as_same(make_note, counts):
             expected_body_hash=old.body_hash,
             owner=OWNER,
         )
-    assert refused.value.code == "same"
+    assert (refused.value.code, refused.value.status) == ("unchanged", 400)
     assert counts() == before
 
 
@@ -500,7 +500,7 @@ def test_refusal_messages_the_owner_reads_are_whole(make_note):
         preview_supersede(b"bytes")
     assert str(not_text.value) == "the new body must be text"
     root_as_owner(node)
-    with pytest.raises(Conflict) as same:
+    with pytest.raises(Invalid) as same:
         supersede(
             node.pk,
             new_body=node.body,
@@ -508,7 +508,10 @@ def test_refusal_messages_the_owner_reads_are_whole(make_note):
             expected_body_hash=node.body_hash,
             owner=OWNER,
         )
-    assert str(same.value) == "the new text is the old text: nothing to supersede"
+    assert str(same.value) == (
+        f"the correction says the same words as #{node.pk}: change what is wrong, "
+        "or leave it as it is"
+    )
     with pytest.raises(Conflict) as ground:
         reject(node.pk, owner=OWNER, reason="false")
     assert str(ground.value).endswith("or confirm twice that it is false")

@@ -10,10 +10,14 @@ from memory.models import Edge, Event, Node, Trust
 from memory.questions import is_open
 from memory.trust import trust_of
 from review.ceremony import propose
-from review.supersede_views import word_diff
+from review.versions import inline, pieces
 from tests._helpers.acts import root_as_owner, supersede_as_owner
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+
+
+def word_diff(old: str, new: str) -> str:
+    return str(inline(pieces(old, new)))
 
 
 @pytest.fixture
