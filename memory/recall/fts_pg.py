@@ -31,17 +31,17 @@ def _or_query(terms: Sequence[str]) -> tuple[str, list[str]]:
     return f"({sql})", list(terms)
 
 
-def document_count(term: str, *, cap: int) -> int:
-    """Documents holding `term`, counted only up to `cap` (is it common? is all that matters)."""
+def postings(term: str, where: str, where_params: Sequence[Any], limit: int | None) -> list[int]:
+    """Ids of the nodes meeting `where` (a visibility clause over alias n) whose body holds
+    `term`, at most `limit` (None: all)."""
     query, params = _or_query([term])
+    bound = "LIMIT %s" if limit is not None else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM memory_node WHERE body_tsv @@ {query} "
-            "LIMIT %s) AS hits",
-            [*params, cap],
+            f"SELECT n.id FROM memory_node n WHERE n.body_tsv @@ {query} AND {where} {bound}",
+            [*params, *where_params, *([limit] if limit is not None else [])],
         )
-        count: int = cursor.fetchone()[0]
-        return count
+        return [row[0] for row in cursor.fetchall()]
 
 
 def candidates(
