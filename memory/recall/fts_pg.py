@@ -31,17 +31,10 @@ def _or_query(terms: Sequence[str]) -> tuple[str, list[str]]:
     return f"({sql})", list(terms)
 
 
-def postings(term: str, where: str, where_params: Sequence[Any], limit: int | None) -> list[int]:
-    """Ids of the nodes meeting `where` (a visibility clause over alias n) whose body holds
-    `term`, at most `limit` (None: all)."""
+def holds(term: str) -> tuple[str, list[str]]:
+    """A clause (over alias n) true of the nodes whose body holds `term`, and its parameters."""
     query, params = _or_query([term])
-    bound = "LIMIT %s" if limit is not None else ""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT n.id FROM memory_node n WHERE n.body_tsv @@ {query} AND {where} {bound}",
-            [*params, *where_params, *([limit] if limit is not None else [])],
-        )
-        return [row[0] for row in cursor.fetchall()]
+    return f"n.body_tsv @@ {query}", params
 
 
 def candidates(

@@ -102,18 +102,39 @@ def _hidden(where: str, params: list[Any], vis: Visibility) -> frozenset[int]:
     return frozenset(ever) - shown.keys()
 
 
-def _postings(term: str, where: str, params: list[Any], limit: int | None) -> list[int]:
-    """The ids of documents inside `where` holding `term`, at most `limit` (None: all)."""
+def _visible_count(
+    term: str, where: str, params: list[Any], hidden: frozenset[int], limit: int | None
+) -> int:
+    """How many documents inside `where`, and not `hidden`, hold `term`: exact up to `limit`
+    (None: all). Counted in the database, the ids never read out."""
     if connection.vendor == "postgresql":
-        return fts_pg.postings(term, where, params, limit)
-    bound = "LIMIT %s" if limit is not None else ""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT f.rowid FROM memory_node_fts f CROSS JOIN memory_node n ON n.id = f.rowid "
-            f"WHERE memory_node_fts MATCH %s AND {where} {bound}",
-            [match_expression([term]), *params, *([limit] if limit is not None else [])],
+        holds, bound = fts_pg.holds(term)
+        inside = f"SELECT n.id AS id FROM memory_node n WHERE {holds} AND {where}"
+    else:
+        holds, bound = "memory_node_fts MATCH %s", [match_expression([term])]
+        inside = (
+            "SELECT f.rowid AS id FROM memory_node_fts f CROSS JOIN memory_node n "
+            f"ON n.id = f.rowid WHERE {holds} AND {where}"
         )
-        return [row[0] for row in cursor.fetchall()]
+    with connection.cursor() as cursor:
+        if limit is None:
+            cursor.execute(f"SELECT count(*) FROM ({inside}) AS hits", [*bound, *params])
+        else:
+            cursor.execute(
+                f"SELECT count(*) FROM ({inside} LIMIT %s) AS hits",
+                [*bound, *params, limit + len(hidden)],
+            )
+        count: int = cursor.fetchone()[0]
+        if limit is not None and count >= limit + len(hidden):
+            return limit  # it stopped early: at least `limit` of them are visible
+        if hidden:  # the count was complete: take off the hidden ones among them
+            marks = ",".join(["%s"] * len(hidden))
+            cursor.execute(
+                f"SELECT count(*) FROM ({inside}) AS hits WHERE hits.id IN ({marks})",
+                [*bound, *params, *hidden],
+            )
+            count -= cursor.fetchone()[0]
+    return count if limit is None else min(count, limit)
 
 
 def document_frequencies(terms: Sequence[str], vis: Visibility) -> Counts:
@@ -127,9 +148,7 @@ def document_frequencies(terms: Sequence[str], vis: Visibility) -> Counts:
     cap = _count_cap(total)
     df = {}
     for term in terms:
-        # Hidden ones are read past the cap and dropped, so what remains is exact up to it.
-        found = set(_postings(term, where, params, cap + len(hidden))) - hidden
-        df[term] = min(len(found), cap)
+        df[term] = _visible_count(term, where, params, hidden, cap)
     return Counts(df=df, total=total, cap=cap, hidden=hidden)
 
 
@@ -259,7 +278,7 @@ def scope_weights(terms: Sequence[str], vis: Visibility, counts: Counts) -> dict
             everywhere = cursor.fetchone()[0]
             seen = counts.df[term]
             if seen >= counts.cap:
-                seen = len(set(_postings(term, where, params, None)) - counts.hidden)
+                seen = _visible_count(term, where, params, counts.hidden, None)
             weights[term] = _idf(seen, counts.total) / _idf(everywhere, rows)
     return weights
 
