@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import connection
 
+from memory.chunks import chunks
 from memory.models import EventKind
 from memory.recall import fts_pg
 from memory.visibility import Visibility, lawful_trust
@@ -127,11 +128,11 @@ def _visible_count(
         count: int = cursor.fetchone()[0]
         if limit is not None and count >= limit + len(hidden):
             return limit  # it stopped early: at least `limit` of them are visible
-        if hidden:  # the count was complete: take off the hidden ones among them
-            marks = ",".join(["%s"] * len(hidden))
+        for piece in chunks(sorted(hidden)):  # the count was complete: take the hidden off
+            marks = ",".join(["%s"] * len(piece))
             cursor.execute(
                 f"SELECT count(*) FROM ({inside}) AS hits WHERE hits.id IN ({marks})",
-                [*bound, *params, *hidden],
+                [*bound, *params, *piece],
             )
             count -= cursor.fetchone()[0]
     return count if limit is None else min(count, limit)
