@@ -96,7 +96,7 @@ def memoised() -> Iterator[None]:
     the fusion itself is recomputed (dozens of settings in minutes on a shared machine).
     Reads by a list of ids are remembered per id, so the memory they take is bounded by the
     corpus, not by the number of settings times questions."""
-    from memory import packets, recall
+    from memory import packets, recall, visibility
     from memory.recall import rank
 
     by_call = [
@@ -108,7 +108,7 @@ def memoised() -> Iterator[None]:
     by_id = [
         (rank, "_neighbours"),
         (rank, "_parents"),
-        (rank, "live_at"),  # answers a set of ids
+        (visibility, "live_at"),  # answers a set of ids (Visibility.alive reads it)
         (rank, "lawful_trust"),
         (packets, "preview_rows"),
     ]

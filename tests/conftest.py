@@ -98,18 +98,6 @@ def _own_model_dir(tmp_path, settings):
 
 
 @pytest.fixture
-def fresh_document_counts():
-    """Recall's document counts start and end empty. They are cached per database name and term,
-    and ids restart with each test's rollback, so a count an earlier test cached could speak of
-    other rows (tests that count a rare word's documents in a store of their own need this)."""
-    from memory.recall import lexical
-
-    lexical._df_cache.clear()
-    yield
-    lexical._df_cache.clear()
-
-
-@pytest.fixture
 def root_note(db) -> Node:
     """A journal entry to hang origins on (journal needs an origin too, so it cites a scroll-less
     import node written first)."""

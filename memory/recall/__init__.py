@@ -214,7 +214,7 @@ def _rank(
     )
     packets = [packet(r.row, trust=r.trust, score=r.score) for r in ranked]
     if why:
-        reasons = why_line.explain(ranked, terms)
+        reasons = why_line.explain(ranked, terms, vis)
         for p in packets:
             p["why"] = reasons[p["id"]]
     return packets

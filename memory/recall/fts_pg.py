@@ -31,17 +31,10 @@ def _or_query(terms: Sequence[str]) -> tuple[str, list[str]]:
     return f"({sql})", list(terms)
 
 
-def document_count(term: str, *, cap: int) -> int:
-    """Documents holding `term`, counted only up to `cap` (is it common? is all that matters)."""
+def holds(term: str) -> tuple[str, list[str]]:
+    """A clause (over alias n) true of the nodes whose body holds `term`, and its parameters."""
     query, params = _or_query([term])
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM memory_node WHERE body_tsv @@ {query} "
-            "LIMIT %s) AS hits",
-            [*params, cap],
-        )
-        count: int = cursor.fetchone()[0]
-        return count
+    return f"n.body_tsv @@ {query}", params
 
 
 def candidates(

@@ -10,10 +10,13 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
 
+from memory.chunks import chunks
+from memory.models import EventKind
 from memory.recall import fts_pg
 from memory.visibility import Visibility, lawful_trust
 
@@ -32,20 +35,18 @@ STOPWORDS = frozenset(
     yes hey oh""".split()  # noqa: SIM905 (a word list reads better as text)
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
-# Terms in more than this share of documents are dropped from the OR (unless nothing rarer is
-# left): their bm25 idf is near zero, yet scoring their long posting lists is most of the cost.
+# Terms in more than this share of the caller's documents are dropped from the OR (unless
+# nothing rarer is left): their bm25 idf is near zero, yet scoring their long posting lists is
+# most of the cost.
 COMMON_TERM_SHARE = 0.1
 # Scoring is bm25 over every document holding a scored term, so its cost is their number: terms
-# are scored rarest first while their documents add up to this, and a query whose rarest term
-# alone passes it scores that term's newest documents only (recency weighs in later anyway).
+# are scored rarest first while the caller's documents holding them add up to this, and a query
+# whose rarest term alone passes it scores that term's newest documents only (recency weighs in
+# later anyway).
 FTS_POSTINGS_BUDGET = 10_000
 # The word list is ranked unjoined, this many per wanted candidate, then filtered by visibility;
 # when fewer than wanted pass, it is ranked again joined to the nodes (exact either way).
 UNJOINED_FETCH = 4
-# Document counts per (database, term), least recently used first. Bounded because a long-lived
-# process meets ever new query words; 20,000 entries is about 5 MB, far past a working set.
-DF_CACHE_SIZE = 20_000
-_df_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
 def query_terms(query: str) -> list[str]:
@@ -74,48 +75,87 @@ def _count_cap(total: int) -> int:
     return max(_common_threshold(total), FTS_POSTINGS_BUDGET) + 1
 
 
-def document_frequencies(terms: Sequence[str]) -> tuple[dict[str, int], int]:
-    """Per-term document counts, capped just past the common threshold and the postings budget
-    (cached until the index grows by a tenth), and the total (max node id: an upper bound, cheap
-    to read)."""
-    db = str(connection.settings_dict["NAME"])
+@dataclass(frozen=True)
+class Counts:
+    """What every cut and every idf counts, over the documents the caller may see (vis.sql,
+    neither sealed nor rejected): per term, how many hold it (exact up to `cap`: past both cuts
+    the exact count changes nothing, and a common term's whole posting list is what the cut
+    avoids reading); how many the caller may see; and the hidden ids inside vis.sql."""
+
+    df: dict[str, int]
+    total: int
+    cap: int
+    hidden: frozenset[int]
+
+
+def _hidden(where: str, params: list[Any], vis: Visibility) -> frozenset[int]:
+    """The nodes inside `where` that lawful_trust hides. Only a node ever sealed or rejected can
+    be hidden, so only those are asked about (few: one indexed read of the log by kind)."""
+    kinds = [EventKind.SEALED.value, EventKind.REJECTED.value]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT max(id) FROM memory_node")
-        total = cursor.fetchone()[0] or 0
-        found: dict[str, int] = {}
-        for term in terms:
-            cached = _df_cache.get((db, term))
-            if cached is not None and cached[1] * 1.1 >= total:
-                found[term] = cached[0]
-                _remember((db, term), cached)
-                continue
-            # Counting stops past the threshold: only "is it common?" matters, and a common
-            # term's full posting list is exactly what this avoids reading.
-            if connection.vendor == "postgresql":
-                found[term] = fts_pg.document_count(term, cap=_count_cap(total))
-            else:
-                cursor.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM memory_node_fts WHERE memory_node_fts "
-                    "MATCH %s LIMIT %s)",
-                    [match_expression([term]), _count_cap(total)],
-                )
-                found[term] = cursor.fetchone()[0]
-            _remember((db, term), (found[term], total))
-    return found, total
+        cursor.execute(
+            "SELECT DISTINCT e.node_id FROM memory_event e JOIN memory_node n ON n.id = e.node_id "
+            f"WHERE e.kind IN (%s, %s) AND {where}",
+            [*kinds, *params],
+        )
+        ever = [row[0] for row in cursor.fetchall()]
+    shown = lawful_trust(ever, as_of=vis.as_of, include_superseded=True)
+    return frozenset(ever) - shown.keys()
 
 
-def _remember(key: tuple[str, str], counts: tuple[int, int]) -> None:
-    """Store (or refresh) a count as the most recently used; drop the least recent past the bound.
-    A plain dict keeps insertion order, so its first key is the least recently used."""
-    _df_cache.pop(key, None)
-    _df_cache[key] = counts
-    while len(_df_cache) > DF_CACHE_SIZE:
-        del _df_cache[next(iter(_df_cache))]
+def _visible_count(
+    term: str, where: str, params: list[Any], hidden: frozenset[int], limit: int | None
+) -> int:
+    """How many documents inside `where`, and not `hidden`, hold `term`: exact up to `limit`
+    (None: all). Counted in the database, the ids never read out."""
+    if connection.vendor == "postgresql":
+        holds, bound = fts_pg.holds(term)
+        inside = f"SELECT n.id AS id FROM memory_node n WHERE {holds} AND {where}"
+    else:
+        holds, bound = "memory_node_fts MATCH %s", [match_expression([term])]
+        inside = (
+            "SELECT f.rowid AS id FROM memory_node_fts f CROSS JOIN memory_node n "
+            f"ON n.id = f.rowid WHERE {holds} AND {where}"
+        )
+    with connection.cursor() as cursor:
+        if limit is None:
+            cursor.execute(f"SELECT count(*) FROM ({inside}) AS hits", [*bound, *params])
+        else:
+            cursor.execute(
+                f"SELECT count(*) FROM ({inside} LIMIT %s) AS hits",
+                [*bound, *params, limit + len(hidden)],
+            )
+        count: int = cursor.fetchone()[0]
+        if limit is not None and count >= limit + len(hidden):
+            return limit  # it stopped early: at least `limit` of them are visible
+        for piece in chunks(sorted(hidden)):  # the count was complete: take the hidden off
+            marks = ",".join(["%s"] * len(piece))
+            cursor.execute(
+                f"SELECT count(*) FROM ({inside}) AS hits WHERE hits.id IN ({marks})",
+                [*bound, *params, *piece],
+            )
+            count -= cursor.fetchone()[0]
+    return count if limit is None else min(count, limit)
+
+
+def document_frequencies(terms: Sequence[str], vis: Visibility) -> Counts:
+    """Counts (above) for these terms under `vis`: fresh on every call, so a seal or a rejection
+    moves them at once (a cache would lag it)."""
+    where, params = vis.sql("n")
+    hidden = _hidden(where, params, vis)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM memory_node n WHERE {where}", params)
+        total = max(cursor.fetchone()[0] - len(hidden), 0)
+    cap = _count_cap(total)
+    df = {}
+    for term in terms:
+        df[term] = _visible_count(term, where, params, hidden, cap)
+    return Counts(df=df, total=total, cap=cap, hidden=hidden)
 
 
 def _scorable(terms: Sequence[str], df: dict[str, int], total: int) -> list[str]:
-    """The terms in at most COMMON_TERM_SHARE of documents, rarest first; else the two rarest
-    (a query of only common words still finds something)."""
+    """The terms in at most COMMON_TERM_SHARE of the caller's documents, rarest first; else the
+    two rarest (a query of only common words still finds something)."""
     if len(terms) <= 1:
         return list(terms)
     rare = sorted((t for t in terms if 0 < df[t] <= _common_threshold(total)), key=df.__getitem__)
@@ -135,25 +175,29 @@ def _selective(terms: Sequence[str], scorable: list[str], df: dict[str, int]) ->
     return [t for t in terms if t in kept]
 
 
-def selective_terms(terms: Sequence[str]) -> list[str]:
+def selective_terms(terms: Sequence[str], vis: Visibility) -> list[str]:
     """The terms worth scoring, in the query's order: the scorable ones, rarest first while
-    their documents add up to at most FTS_POSTINGS_BUDGET (the rarest is always kept)."""
-    df, total = document_frequencies(terms) if len(terms) > 1 else ({}, 0)
-    return _selective(terms, _scorable(terms, df, total), df)
+    the caller's documents holding them add up to at most FTS_POSTINGS_BUDGET (the rarest is
+    always kept)."""
+    if len(terms) <= 1:
+        return list(terms)
+    counts = document_frequencies(terms, vis)
+    return _selective(terms, _scorable(terms, counts.df, counts.total), counts.df)
 
 
-def _window(match: str) -> int:
-    """The lowest node id worth scoring: that of the FTS_POSTINGS_BUDGET-th newest match, 0
-    when there are fewer (the doclists are walked backwards by rowid and stop there: this
-    costs the budget, not the whole lists, and no bm25)."""
+def _window(match: str, where: str, params: list[Any], hidden: frozenset[int]) -> int:
+    """The lowest node id worth scoring: that of the caller's FTS_POSTINGS_BUDGET-th newest
+    match, 0 when there are fewer (the doclists are walked backwards by rowid and stop there:
+    this costs the budget, not the whole lists, and no bm25). Counted over what the caller may
+    see: another domain's newer matches must not push the caller's own out of the window."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT rowid FROM memory_node_fts WHERE memory_node_fts MATCH %s "
-            "ORDER BY rowid DESC LIMIT 1 OFFSET %s",
-            [match, FTS_POSTINGS_BUDGET - 1],
+            "SELECT f.rowid FROM memory_node_fts f CROSS JOIN memory_node n ON n.id = f.rowid "
+            f"WHERE memory_node_fts MATCH %s AND {where} ORDER BY f.rowid DESC LIMIT %s",
+            [match, *params, FTS_POSTINGS_BUDGET + len(hidden)],
         )
-        row = cursor.fetchone()
-    return row[0] if row else 0
+        newest = [row[0] for row in cursor.fetchall() if row[0] not in hidden]
+    return newest[FTS_POSTINGS_BUDGET - 1] if len(newest) >= FTS_POSTINGS_BUDGET else 0
 
 
 def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[int, float]]:
@@ -163,23 +207,27 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
     more; when that left terms out, the documents holding every scorable term are scored too
     (few, and cheap to find: FTS5 intersects by seeking). Both lists weigh each term the same,
     so their scores are one scale: a document holding every term scores the same in both."""
-    # One count per term (and one read of the total) serves every cut below.
-    df, total = document_frequencies(terms)
-    scorable = _scorable(terms, df, total)
+    # One count per term (and one of the caller's documents) serves every cut and every idf.
+    counts = document_frequencies(terms, vis)
+    df = counts.df
+    scorable = _scorable(terms, df, counts.total)
     chosen = _selective(terms, scorable, df)
     if not chosen:
         return []
     where, params = vis.sql("n")
     if connection.vendor == "postgresql":  # ts_rank_cd over every scorable term, as before
         return fts_pg.candidates(scorable, where, params, k)
-    weights = scope_weights(scorable, vis)
+    weights = scope_weights(scorable, vis, counts)
     match = match_expression(chosen)
-    floor = _window(match) if sum(df[t] for t in chosen) > FTS_POSTINGS_BUDGET else 0
+    hidden = counts.hidden
+    over = sum(df[t] for t in chosen) > FTS_POSTINGS_BUDGET
+    floor = _window(match, where, params, hidden) if over else 0
     hits = _ranked({t: weights[t] for t in chosen}, floor, where, params, k, every=False)
     if len(scorable) > 1 and (floor or len(scorable) > len(chosen)):
         every = " AND ".join(f"({match_expression([t])})" for t in scorable)
         best = dict(hits)
-        for node_id, score in _ranked(weights, _window(every), where, params, k, every=True):
+        floor = _window(every, where, params, hidden)
+        for node_id, score in _ranked(weights, floor, where, params, k, every=True):
             best[node_id] = max(score, best.get(node_id, score))
         hits = sorted(best.items(), key=lambda hit: -hit[1])[:k]
     return hits
@@ -230,32 +278,30 @@ def _idf(hits: int, rows: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
-def scope_weights(terms: Sequence[str], vis: Visibility) -> dict[str, float]:
+def scope_weights(terms: Sequence[str], vis: Visibility, counts: Counts) -> dict[str, float]:
     """Per term, what turns FTS5's bm25 of that term into bm25 with the term's idf counted over
-    the documents the caller may see (`vis`, never a sealed or rejected one): idf(visible
-    count) / idf(whole-index count).
+    the documents the caller may see (`counts`, never a sealed or rejected one):
+    idf(visible count, visible documents) / idf(whole-index count, index rows).
     FTS5 counts its idf over the whole index, so another domain's (or a sealed or rejected
-    node's) words would move a caller's scores; weighed by this, they move none. Both counts
-    are exact and fresh (a cached one could lag a seal). N is the index's row count in both:
-    it is the memory's size, not anyone's words."""
+    node's) words, or its number of documents, would move a caller's scores; weighed by this,
+    they move none. The counts are exact and fresh (a cached one could lag a seal); a term
+    counted only up to the cap (a query of only common words) is counted whole here. The
+    average length FTS5 normalises by stays the whole index's (docs/DESIGN.md, Recall and read:
+    what it can move, and its bound)."""
     rows = _indexed_rows()
     where, params = vis.sql("n")
     weights: dict[str, float] = {}
     with connection.cursor() as cursor:
         for term in terms:
-            match = match_expression([term])
             cursor.execute(
-                "SELECT count(*) FROM memory_node_fts WHERE memory_node_fts MATCH %s", [match]
+                "SELECT count(*) FROM memory_node_fts WHERE memory_node_fts MATCH %s",
+                [match_expression([term])],
             )
             everywhere = cursor.fetchone()[0]
-            cursor.execute(
-                "SELECT f.rowid FROM memory_node_fts f JOIN memory_node n ON n.id = f.rowid "
-                f"WHERE memory_node_fts MATCH %s AND {where}",
-                [match, *params],
-            )
-            inside = [row[0] for row in cursor.fetchall()]
-            seen = len(lawful_trust(inside, as_of=vis.as_of, include_superseded=True))
-            weights[term] = _idf(seen, rows) / _idf(everywhere, rows)
+            seen = counts.df[term]
+            if seen >= counts.cap:
+                seen = _visible_count(term, where, params, counts.hidden, None)
+            weights[term] = _idf(seen, counts.total) / _idf(everywhere, rows)
     return weights
 
 

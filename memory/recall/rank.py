@@ -325,8 +325,9 @@ def _feedback(
     shared = [t for t, c in counts.items() if c >= 2]
     if not shared:
         return [], set()
-    df, total = document_frequencies(shared)
-    rare = [t for t in shared if 0 < df[t] <= max(total * 0.02, 5)]
+    visible = document_frequencies(shared, vis)
+    df = visible.df
+    rare = [t for t in shared if 0 < df[t] <= max(visible.total * 0.02, 5)]
     rare.sort(key=lambda t: (-counts[t], df[t]))
     chosen = rare[: w.feedback_terms]
     if not chosen:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from memory.recall.lexical import matched_terms, selective_terms
+from memory.visibility import Visibility
 
 WHY_CHARS = 160
 
@@ -16,10 +17,10 @@ class Explained(Protocol):
     why: list[str]
 
 
-def explain(ranked: Sequence[Explained], terms: Sequence[str]) -> dict[int, str]:
+def explain(ranked: Sequence[Explained], terms: Sequence[str], vis: Visibility) -> dict[int, str]:
     """Each node's reasons as one line of at most WHY_CHARS characters; "words" becomes the
-    query words its body holds (as the word index sees them)."""
-    matched = matched_terms([r.id for r in ranked], selective_terms(terms) or terms)
+    query words its body holds (as the word index sees them) among those scored for `vis`."""
+    matched = matched_terms([r.id for r in ranked], selective_terms(terms, vis) or terms)
     lines = {}
     for r in ranked:
         parts = [

@@ -6,7 +6,14 @@ from django.db import connection, transaction
 
 # Longest first: memory_event_... must not be taken for a table named memory_event_x.
 _TABLES = sorted(
-    ["memory_node", "memory_edge", "memory_event", "memory_recalllog", "memory_chaincheckpoint"],
+    [
+        "memory_node",
+        "memory_edge",
+        "memory_event",
+        "memory_recalllog",
+        "memory_chaincheckpoint",
+        "memory_apitoken",
+    ],
     key=len,
     reverse=True,
 )

@@ -6,25 +6,23 @@ from __future__ import annotations
 
 import pytest
 
-from memory.recall import lexical, recall
+from memory.recall import recall
 from review.ceremony import reject, seal
 
 W, F = "zorblat", "quindle"  # W: the word another writer may also use; F: found nowhere else
-
-
-@pytest.fixture(autouse=True)
-def fresh_counts(monkeypatch):
-    """Document counts are cached per database name, which every test shares: start afresh."""
-    monkeypatch.setattr(lexical, "_df_cache", {})
 
 
 def _scores(make_note) -> dict[str, float]:
     """Agent A's view: one node holding W, one holding F, recalled together."""
     w = make_note(f"{W} marmot", domain="personal")
     f = make_note(f"{F} marmot", domain="personal")
+    return _recalled(w.pk, f.pk)
+
+
+def _recalled(w: int, f: int) -> dict[str, float]:
     found = {p["id"]: p["score"] for p in recall(f"{W} {F}", scope="both", domains=["personal"])}
-    assert {w.pk, f.pk} <= set(found)
-    return {"w": found[w.pk], "f": found[f.pk]}
+    assert {w, f} <= set(found)
+    return {"w": found[w], "f": found[f]}
 
 
 def test_scores_are_equal_when_no_one_else_wrote_the_word(make_note):
@@ -47,3 +45,14 @@ def test_a_hidden_nodes_word_changes_no_score(make_note, hide):
         reject(hidden.pk, owner="owner", reason="false")
     scores = _scores(make_note)
     assert scores["w"] == scores["f"]
+
+
+def test_a_word_another_domain_made_common_is_neither_cut_nor_moves_a_score(make_note):
+    w = make_note(f"{W} marmot", domain="personal")
+    f = make_note(f"{F} marmot", domain="personal")
+    alone = _recalled(w.pk, f.pk)
+    for n in range(60):  # W in nearly every document of the index, none of them the caller's
+        make_note(f"beta {W} number {n}", domain="work")
+    common = _recalled(w.pk, f.pk)
+    assert common == pytest.approx(alone, rel=1e-12)
+    assert common["w"] == common["f"]

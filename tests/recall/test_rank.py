@@ -33,8 +33,6 @@ from tests._helpers.events import mark
 from tests._helpers.nodes import store
 from tests._helpers.texts import OTHER, SEEKER
 
-pytestmark = pytest.mark.usefixtures("fresh_document_counts")
-
 EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
 
 

@@ -224,7 +224,6 @@ def test_recall_scores_keep_their_fraction(make_note) -> None:
     assert scores[1] != round(scores[1]) and scores[1] == round(scores[1], 6)
 
 
-@pytest.mark.usefixtures("fresh_document_counts")
 def test_recall_takes_a_limit_from_1_to_max_and_refuses_others_as_bad_limit(lone):
     lone("Heron at the pond.")
     assert len(recall("heron", scope="wild", limit=1)) == 1
@@ -236,13 +235,11 @@ def test_recall_takes_a_limit_from_1_to_max_and_refuses_others_as_bad_limit(lone
     assert RecallLog.objects.count() == 2  # a refusal logs nothing
 
 
-@pytest.mark.usefixtures("fresh_document_counts")
 def test_recall_returns_ten_by_default(db):
     store(*[f"Heron sighting number {'again ' * i}." for i in range(12)])
     assert len(recall("heron", scope="wild")) == 10
 
 
-@pytest.mark.usefixtures("fresh_document_counts")
 def test_the_recall_log_holds_the_asked_query_domains_as_of_actor_and_time_taken(db, monkeypatch):
     ticks = [2.0]
     monkeypatch.setattr(

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import pytest
-
 from memory.recall import recall
 from memory.recall.why import WHY_CHARS, explain, reasons
 from memory.vectors.embed import embed_missing
+from memory.visibility import Visibility
 from tests._helpers.nodes import store
 
-pytestmark = pytest.mark.usefixtures("fresh_document_counts")
+EVERYTHING = Visibility.of(domains=None, scope="both", as_of=None)
 
 
 def test_why_is_absent_unless_asked(make_note):
@@ -129,19 +128,21 @@ class _Placed:
 def test_why_names_only_the_selective_query_words_a_body_holds(db):
     # 52 of 52 documents hold "common": past the common share, it is not a selective term.
     (heron, *_) = store("Heron, common.", *["Common."] * 51)
-    assert explain([_Placed(heron.pk, ["words"])], ["heron", "common"]) == {
+    assert explain([_Placed(heron.pk, ["words"])], ["heron", "common"], EVERYTHING) == {
         heron.pk: "words: heron"
     }
 
 
 def test_why_says_related_when_no_list_or_edge_explains_a_node(db):
     (node,) = store("Nothing matched.")
-    assert explain([_Placed(node.pk)], ["heron"]) == {node.pk: "related"}
+    assert explain([_Placed(node.pk)], ["heron"], EVERYTHING) == {node.pk: "related"}
 
 
 def test_why_keeps_a_line_of_exactly_its_bound_and_cuts_a_longer_one_to_it(db):
     a, b = store("One.", "Two.")
-    found = explain([_Placed(a.pk, ["x" * WHY_CHARS]), _Placed(b.pk, ["y" * 161])], ["z"])
+    found = explain(
+        [_Placed(a.pk, ["x" * WHY_CHARS]), _Placed(b.pk, ["y" * 161])], ["z"], EVERYTHING
+    )
     assert found == {a.pk: "x" * WHY_CHARS, b.pk: "y" * (WHY_CHARS - 1) + "…"}
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import memory.vectors.matrix as matrix_module
-from memory.recall import lexical, recall, vector_search
+from memory.recall import recall, vector_search
 from memory.vectors.embed import embed_missing, get_embedder, normalise
 from memory.vectors.matrix import Matrix, _coarse_index, _coarse_rows, exact_candidates
 from memory.visibility import Visibility
@@ -98,8 +98,6 @@ def test_a_row_that_is_not_finite_turns_the_first_pass_off(monkeypatch):
 
 
 def test_whole_recalls_rank_the_same_with_the_first_pass(make_note, monkeypatch):
-    # Document counts are cached per database name, which every test shares: keep ours apart.
-    monkeypatch.setattr(lexical, "_df_cache", {})
     words = [
         "heron",
         "pond",

@@ -21,30 +21,45 @@ from tests._helpers.processes import free_port, group_alive, link_from
 from tests._helpers.wait import wait_for
 
 
-def _serve(tmp_path, *extra: str, port: int = 0) -> tuple[subprocess.Popen, int, list[str]]:
+def _env(tmp_path) -> dict[str, str]:
     env = {**os.environ, "GROVE_DATA_DIR": str(tmp_path), "GROVE_MAX_REQUEST_BYTES": "1000"}
     env.pop("GROVE_DB_PATH", None)
     env.pop("PYTHONUNBUFFERED", None)
+    return env
+
+
+def _serve(tmp_path, *extra: str, port: int = 0) -> tuple[subprocess.Popen, list[str], int]:
+    env = _env(tmp_path)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     port = port or free_port()
+    command = [sys.executable, "manage.py", "serve", "--port", str(port), *extra]
+    return *_started(command, env), port
+
+
+def _make_run(tmp_path, port: int) -> tuple[subprocess.Popen, list[str]]:
+    """What a person types: `make run` (setup, migrate, demo, the sleep schedule, serve), on
+    `port` through GROVE_PORT, the setting serve's --port defaults to."""
+    env = {**_env(tmp_path), "GROVE_PORT": str(port)}
+    for inherited in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS"):  # when the suite runs under make
+        env.pop(inherited, None)
+    return _started(["make", "--no-print-directory", "run"], env)
+
+
+def _started(command: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[str]]:
+    """The process, once it printed its sign-in link (or ended), and its lines so far."""
     server = subprocess.Popen(
-        [sys.executable, "manage.py", "serve", "--port", str(port), *extra],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
     )
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in server.stdout], daemon=True).start()
     seen: list[str] = []
-    wait_for(lambda: link_from(lines, seen))
-    return server, port, seen
+    wait_for(lambda: link_from(lines, seen) or server.poll() is not None, timeout=180)
+    return server, seen
 
 
 @pytest.mark.worker
 def test_sigkill_of_serve_leaves_no_worker_behind(tmp_path):
-    server, _, seen = _serve(tmp_path)
+    server, seen, _ = _serve(tmp_path)
     worker_pid = int(re.search(r"worker pid (\d+)", "".join(seen)).group(1))
     try:
         wait_for(lambda: group_alive(worker_pid))
@@ -64,8 +79,8 @@ def _answers(port: int) -> bool:
 
 
 @pytest.mark.worker
-def test_sigkill_of_serve_with_web_processes_leaves_no_orphan_and_serve_starts_again(tmp_path):
-    server, port, seen = _serve(tmp_path, "--workers", "3")
+def test_sigkill_of_serve_with_web_processes_leaves_no_orphan_and_make_run_starts(tmp_path):
+    server, seen, port = _serve(tmp_path, "--workers", "3")
     worker_pid = int(re.search(r"worker pid (\d+)", "".join(seen)).group(1))
     again = None
     try:
@@ -74,18 +89,20 @@ def test_sigkill_of_serve_with_web_processes_leaves_no_orphan_and_serve_starts_a
         server.wait(timeout=30)
         # Nothing of the first run survives: neither a web process (serve's group) nor the worker.
         wait_for(lambda: not group_alive(server.pid) and not group_alive(worker_pid), timeout=40)
-        again, _, _ = _serve(tmp_path, "--workers", "3", "--no-worker", port=port)
+        again, said = _make_run(tmp_path, port)
         wait_for(lambda: _answers(port) or again.poll() is not None)
-        assert again.poll() is None  # it bound the port on the first try and serves
+        assert again.poll() is None, "".join(said)  # it bound the port on the first try
+        again_worker = int(re.search(r"worker pid (\d+)", "".join(said)).group(1))
     finally:
         for pgid in (server.pid, worker_pid, again and again.pid):
             if pgid and group_alive(pgid):
                 os.killpg(pgid, signal.SIGKILL)
+    wait_for(lambda: not group_alive(again_worker), timeout=40)  # its worker went with it
 
 
 @pytest.mark.worker
 def test_waitress_refuses_an_oversized_body_before_reading_it(tmp_path):
-    server, port, _ = _serve(tmp_path, "--no-worker")
+    server, _, port = _serve(tmp_path, "--no-worker")
     try:
         with socket.create_connection(("127.0.0.1", port)) as conn:
             conn.settimeout(30)  # guards a hang only: the body below is never sent
