@@ -203,7 +203,8 @@ def change_token(
             return token, []
         for field in changed:
             setattr(token, field, wanted[field])
-        token.save(update_fields=changed)
+        # The grant first, then the row: the database lets a governed field change only right
+        # after the grant event that names it (migration 0028's guard).
         audit.record(
             EventKind.TOKEN_GRANTED,
             node=None,
@@ -211,6 +212,7 @@ def change_token(
             reason=CHANGED,
             detail={**grant_detail(token), "changed": changed},
         )
+        token.save(update_fields=changed)
     return token, changed
 
 

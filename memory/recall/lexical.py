@@ -235,11 +235,11 @@ def fts_candidates(terms: Sequence[str], vis: Visibility, k: int) -> list[tuple[
 
 def fts_matching(terms: Sequence[str], vis: Visibility, k: int) -> list[int]:
     """Up to k ids of documents the visibility clauses of `vis` pass that hold any of the terms
-    worth scoring (as fts_candidates chooses them), unranked: for a count, which needs no bm25
-    nor the per-term visible counts that weigh it (most of a scored search's cost). Trust is
-    the caller's to judge (lawful)."""
-    df, total = document_frequencies(terms)
-    scorable = _scorable(terms, df, total)
+    worth scoring (as fts_candidates chooses them, from the caller's own counts), unranked: for
+    a count, which needs no bm25 (most of a scored search's cost). Trust is the caller's to
+    judge (lawful)."""
+    counts = document_frequencies(terms, vis)  # the caller's counts: the cut ranking makes
+    scorable = _scorable(terms, counts.df, counts.total)
     if not scorable:
         return []
     where, params = vis.sql("n")

@@ -61,6 +61,7 @@ def test_the_rules_hold_over_mcp(real_db) -> None:
         # No act narrows a token (its grant is guarded, migration 0025): narrowed behind the
         # guard, to see every door read the token's domains afresh on each call.
         drop_trigger("memory_apitoken_grant_immutable")
+        drop_trigger("memory_apitoken_governed_after_grant")
         ApiToken.objects.filter(name="desk").update(domains=["personal"])
         hide_in_store(subjects)
         hidden = [await recall_tool(as_of=before_as_of), await recall_tool()]

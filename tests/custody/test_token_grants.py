@@ -83,6 +83,7 @@ def test_integrity_names_a_token_changed_behind_the_orm(db, change, field):
     revoke_token(name="scout")
     assert tokens_disagree_with_grant() == []  # as granted, before the edit
     drop_trigger("memory_apitoken_grant_immutable")  # as one holding the database could
+    drop_trigger("memory_apitoken_governed_after_grant")
     raw(f"UPDATE memory_apitoken SET {change} WHERE id = %s", (token.pk,))
     assert tokens_disagree_with_grant() == [f"token {token.pk}: {field} differ from its grant"]
 

@@ -1,4 +1,4 @@
-"""memory_apitoken's guard (migration 0025): a grant never changes by raw SQL, revocation is one
+"""memory_apitoken's guard (migration 0028): a grant never changes by raw SQL, revocation is one
 way and once, and a token is never deleted; what the app writes still goes through."""
 
 from __future__ import annotations
@@ -112,3 +112,25 @@ def test_truncate_is_refused(token):
     refused("TRUNCATE memory_apitoken CASCADE", (), "memory_apitoken_no_truncate")
     refused("TRUNCATE memory_apitoken", (), "")  # the nodes' foreign key refuses it first
     assert ApiToken.objects.filter(pk=token.pk).exists()
+
+
+def test_governing_a_token_goes_through_after_its_grant(token):
+    from memory.models import Event
+    from memory.tokens import change_token
+
+    changed, fields = change_token(name="scout", domains=["personal", "work"], read_only=False)
+    assert fields and as_stored(changed)["domains"] == ["personal", "work"]
+    grant = Event.objects.filter(kind="token_granted").order_by("-id").first()
+    assert grant is not None and grant.detail["domains"] == ["personal", "work"]
+
+
+def test_a_governed_field_changed_without_its_grant_is_refused(token):
+    # Right after minting the chain's tail is this token's grant: it names the minted values,
+    # so a raw edit to any other value is still refused.
+    before = as_stored(token)
+    refused("""UPDATE memory_apitoken SET domains = '["work"]' WHERE id = %s""", (token.pk,))
+    refused("UPDATE memory_apitoken SET muted = TRUE WHERE id = %s", (token.pk,))
+    refused("UPDATE memory_apitoken SET write_limit = 5 WHERE id = %s", (token.pk,))
+    create_token(name="other", domains=["work"])  # another token's grant on the tail
+    refused("""UPDATE memory_apitoken SET domains = '["work"]' WHERE id = %s""", (token.pk,))
+    assert as_stored(token) == before

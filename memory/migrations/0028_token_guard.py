@@ -1,11 +1,15 @@
-"""A guard on memory_apitoken: a token's grant (name, hash, prefix, domains, read-only, when it
-was minted) never changes, and revocation is one way and once. The grant events on the chain
+"""A guard on memory_apitoken: a token's identity (id, name, hash, prefix, when it was minted)
+never changes; what the owner governs after minting (domains, read-only, mute, auto-decline, the
+write limit) changes only right after the grant event that records it (the newest event on the
+chain is a token_granted for this token: memory/tokens.change_token writes it first); and
+revocation is one way and once. The grant events on the chain
 (0024) let integrity and import name a row edited behind the app; this refuses the edit itself,
 on both engines, as the node and event guards do.
 
 What the app writes (memory/tokens.py): an INSERT when minting (and import's bulk insert),
-revoked_at set once from NULL (revoke_token's conditional UPDATE), and last_used_at, refreshed
-by authenticate(): that column alone may change freely. Nothing deletes a token.
+revoked_at set once from NULL (revoke_token's conditional UPDATE), the governed fields after
+their grant (change_token), and last_used_at and the write window, refreshed on use: those
+change freely. Nothing deletes a token.
 
 SQLite: REPLACE deletes a conflicting row without firing DELETE triggers (0005_custody), so an
 insert colliding with an existing id, name or hash is refused before it happens (the unique
@@ -17,7 +21,8 @@ flush in a test_ database passes it).
 
 from django.db import migrations
 
-GRANT_COLUMNS = ["id", "name", "token_hash", "prefix", "domains", "read_only", "created_at"]
+GRANT_COLUMNS = ["id", "name", "token_hash", "prefix", "created_at"]
+GOVERNED = ["domains", "read_only", "muted", "auto_decline", "write_limit"]
 UPDATE_MESSAGE = (
     "memory_apitoken_grant_immutable: a token's grant never changes, and it is revoked once"
 )
@@ -26,9 +31,41 @@ REPLACE_MESSAGE = "memory_apitoken_no_replace: an existing token is never replac
 TRUNCATE_MESSAGE = "memory_apitoken_no_truncate: tokens are revoked, never deleted"
 
 
-def _changed(distinct: str) -> str:
+def _fixed(distinct: str) -> str:
     columns = " OR ".join(f"NEW.{c} {distinct} OLD.{c}" for c in GRANT_COLUMNS)
     return f"{columns} OR (OLD.revoked_at IS NOT NULL AND NEW.revoked_at {distinct} OLD.revoked_at)"
+
+
+def _governed(distinct: str) -> str:
+    return " OR ".join(f"NEW.{c} {distinct} OLD.{c}" for c in GOVERNED)
+
+
+# The newest event on the chain is this token's grant naming the new values: written in the
+# same transaction, under the write lock, just before the row changes.
+SQLITE_GRANTED = """COALESCE((SELECT kind = 'token_granted'
+    AND CAST(json_extract(detail, '$.token') AS INTEGER) = NEW.id
+    AND json_extract(detail, '$.domains') = json(NEW.domains)
+    AND json_extract(detail, '$.read_only') = NEW.read_only
+    AND json_extract(detail, '$.muted') = NEW.muted
+    AND json_extract(detail, '$.auto_decline') = NEW.auto_decline
+    AND json_extract(detail, '$.write_limit') = NEW.write_limit
+    FROM memory_event ORDER BY id DESC LIMIT 1), 0)"""
+# A PostgreSQL trigger's WHEN takes no subquery: the chain's tail is read in a function.
+POSTGRESQL_GOVERNED_FUNCTION = """
+    CREATE OR REPLACE FUNCTION grove_apitoken_governed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF COALESCE((SELECT kind = 'token_granted' AND (detail->>'token')::bigint = NEW.id
+                     AND detail->'domains' = to_jsonb(NEW.domains)
+                     AND (detail->>'read_only')::boolean = NEW.read_only
+                     AND (detail->>'muted')::boolean = NEW.muted
+                     AND (detail->>'auto_decline')::boolean = NEW.auto_decline
+                     AND (detail->>'write_limit')::bigint = NEW.write_limit
+                     FROM memory_event ORDER BY id DESC LIMIT 1), FALSE) THEN
+            RETURN NEW;
+        END IF;
+        RAISE EXCEPTION '%', TG_ARGV[0] USING ERRCODE = 'integrity_constraint_violation';
+    END $$
+    """
 
 
 def _quoted(message: str) -> str:
@@ -38,7 +75,12 @@ def _quoted(message: str) -> str:
 SQLITE = [
     f"""
     CREATE TRIGGER memory_apitoken_grant_immutable BEFORE UPDATE ON memory_apitoken
-    WHEN {_changed("IS NOT")}
+    WHEN {_fixed("IS NOT")}
+    BEGIN SELECT RAISE(ABORT, '{_quoted(UPDATE_MESSAGE)}'); END
+    """,
+    f"""
+    CREATE TRIGGER memory_apitoken_governed_after_grant BEFORE UPDATE ON memory_apitoken
+    WHEN ({_governed("IS NOT")}) AND NOT {SQLITE_GRANTED}
     BEGIN SELECT RAISE(ABORT, '{_quoted(UPDATE_MESSAGE)}'); END
     """,
     f"""
@@ -54,6 +96,7 @@ SQLITE = [
 ]
 SQLITE_BACKWARD = [
     "DROP TRIGGER IF EXISTS memory_apitoken_grant_immutable",
+    "DROP TRIGGER IF EXISTS memory_apitoken_governed_after_grant",
     "DROP TRIGGER IF EXISTS memory_apitoken_no_delete",
     "DROP TRIGGER IF EXISTS memory_apitoken_no_replace",
 ]
@@ -62,8 +105,14 @@ SQLITE_BACKWARD = [
 POSTGRESQL = [
     f"""
     CREATE TRIGGER memory_apitoken_grant_immutable BEFORE UPDATE ON memory_apitoken
-    FOR EACH ROW WHEN ({_changed("IS DISTINCT FROM")})
+    FOR EACH ROW WHEN ({_fixed("IS DISTINCT FROM")})
     EXECUTE FUNCTION grove_refuse('{_quoted(UPDATE_MESSAGE)}')
+    """,
+    POSTGRESQL_GOVERNED_FUNCTION,
+    f"""
+    CREATE TRIGGER memory_apitoken_governed_after_grant BEFORE UPDATE ON memory_apitoken
+    FOR EACH ROW WHEN ({_governed("IS DISTINCT FROM")})
+    EXECUTE FUNCTION grove_apitoken_governed('{_quoted(UPDATE_MESSAGE)}')
     """,
     f"""
     CREATE TRIGGER memory_apitoken_no_delete BEFORE DELETE ON memory_apitoken
@@ -76,6 +125,8 @@ POSTGRESQL = [
 ]
 POSTGRESQL_BACKWARD = [
     "DROP TRIGGER IF EXISTS memory_apitoken_grant_immutable ON memory_apitoken",
+    "DROP TRIGGER IF EXISTS memory_apitoken_governed_after_grant ON memory_apitoken",
+    "DROP FUNCTION IF EXISTS grove_apitoken_governed()",
     "DROP TRIGGER IF EXISTS memory_apitoken_no_delete ON memory_apitoken",
     "DROP TRIGGER IF EXISTS memory_apitoken_no_truncate ON memory_apitoken",
 ]
@@ -92,7 +143,7 @@ def _run(sqlite: list[str], postgresql: list[str]):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0024_token_grants")]
+    dependencies = [("memory", "0027_session_files")]
 
     operations = [
         migrations.RunPython(_run(SQLITE, POSTGRESQL), _run(SQLITE_BACKWARD, POSTGRESQL_BACKWARD)),
