@@ -22,11 +22,12 @@ import io
 import json
 import os
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
 import anyio
 import pydantic_core
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
@@ -87,6 +88,12 @@ class _CodedServer(MCPServer):
             raise ToolError(_coded(exc)) from exc.__cause__
 
 
+# Set by the HTTP door (agents/mcp_http.py): each request has its own event loop and worker
+# threads, so a tool closes its thread's database connections when done rather than leave them
+# to a thread that ends with the request.
+ONE_CALL_CONNECTIONS: ContextVar[bool] = ContextVar("grove_mcp_one_call", default=False)
+
+
 def _run[T](name: str, operation: Callable[[ApiToken], T]) -> T:
     """Run one operation with the live token (re-read: revocation bites at once), turning a
     refusal into a tool error the model can read."""
@@ -96,6 +103,9 @@ def _run[T](name: str, operation: Callable[[ApiToken], T]) -> T:
         return operation(active_token(name=name))
     except GroveError as exc:
         raise ToolError(f"{exc.code}: {exc.message}") from exc
+    finally:
+        if ONE_CALL_CONNECTIONS.get():
+            connections.close_all()
 
 
 def build_server(*, token_name: str) -> MCPServer:
