@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-SECTIONS = ["recall", "sleep", "ceremony", "pages", "api", "forgetting", "load", "batch"]
+SECTIONS = ["recall", "sleep", "ceremony", "pages", "api", "forgetting", "load", "batch", "secrets"]
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 _SIZE_ROW = re.compile(r"^\| ([\d,]+) \|")
 

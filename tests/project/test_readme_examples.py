@@ -81,6 +81,7 @@ def test_the_bash_examples_run_against_a_live_server(live_server, vault, tmp_pat
     assert Node.objects.filter(kind="import", source__startswith=str(vault)).count() == 2
     assert Edge.objects.filter(kind="cites", from_node__source=str(vault / "House.md")).exists()
     assert "2 files (2 new" in done.stdout
+    assert '"remember",' in done.stdout  # the tools, listed over MCP's HTTP door
 
 
 @pytest.mark.django_db(transaction=True)
