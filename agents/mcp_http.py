@@ -26,7 +26,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_POST
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -41,10 +41,14 @@ _HOSTS_CHECKED = TransportSecuritySettings(enable_dns_rebinding_protection=False
 
 @csrf_exempt  # bearer-authenticated, as the JSON API: no cookie is ever read here
 @login_not_required
-@require_http_methods(["GET", "POST", "DELETE"])
+# POST only: stateless, there is no session to DELETE, and a GET would open an SSE stream that
+# never ends, holding one of the web server's threads for good; 405 is the answer MCP's
+# transport names for a server that offers no such stream.
+@require_POST
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     """One Streamable HTTP request for the bearer token's MCP server. Refuses (401, with a
-    JSON-RPC error body and `WWW-Authenticate: Bearer`) a missing, unknown or revoked token."""
+    JSON-RPC error body and `WWW-Authenticate: Bearer`) a missing, unknown or revoked token,
+    and (405) any method but POST."""
     try:
         token = authenticate(request.headers.get("Authorization"))
     except GroveError as exc:

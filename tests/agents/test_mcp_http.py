@@ -3,6 +3,9 @@ the JSON API's bearer tokens and rules."""
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
+
 import pytest
 from mcp.shared.exceptions import MCPError
 
@@ -122,3 +125,17 @@ def test_a_node_outside_the_tokens_domains_is_as_absent_as_a_missing_one(served)
         missing.content[0].text.replace(str(work.pk + 1000), str(work.pk))
     )
     assert work.pk not in [p["id"] for p in found["results"]]
+
+
+def test_a_get_or_delete_is_refused_at_once_rather_than_held_open(served):
+    url, _ = served
+    _, secret = create_token(name="desk", domains=["personal"])
+    for method in ("GET", "DELETE"):
+        request = urllib.request.Request(
+            url,
+            method=method,
+            headers={"Authorization": f"Bearer {secret}", "Accept": "text/event-stream"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 405
