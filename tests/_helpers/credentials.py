@@ -62,6 +62,7 @@ CREDENTIALS: list[tuple[str, str, str]] = [
         "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",
     ),
     ("password", 'the config says password = "{}"', "hunter2xyzzy"),
+    ("secret-assignment", "export DATABASE_PASSWORD={} and run", "Zq8#rT2!vLp9xW4m$K"),
 ]
 
 # Words that look technical and are the owner's on purpose: they stay as written.
