@@ -22,11 +22,12 @@ import io
 import json
 import os
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal
 
 import anyio
 import pydantic_core
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
@@ -40,7 +41,10 @@ from memory.tokens import active_token
 
 INSTRUCTIONS = (
     "Grove is the owner's reviewable memory. recall gives previews (never bodies) of live nodes "
-    "and says how many forgotten ones also matched; dig looks into the forgotten; read gives a "
+    "and says how many forgotten ones also matched and how many the other scope holds "
+    "(other_scopes): recall searches home (made here) by default, and imported conversations "
+    "and documents are wild, so when home answers little and other_scopes names a count, "
+    "recall again with that scope or both; dig looks into the forgotten; read gives a "
     "body and counts as a read (reading a node your dig found brings it back); context gives "
     "the bodies that fit a token budget; remember writes a node that must name its origins "
     "(node ids it came from); commit_turn records an exchange of this conversation; walk moves "
@@ -84,6 +88,12 @@ class _CodedServer(MCPServer):
             raise ToolError(_coded(exc)) from exc.__cause__
 
 
+# Set by the HTTP door (agents/mcp_http.py): each request has its own event loop and worker
+# threads, so a tool closes its thread's database connections when done rather than leave them
+# to a thread that ends with the request.
+ONE_CALL_CONNECTIONS: ContextVar[bool] = ContextVar("grove_mcp_one_call", default=False)
+
+
 def _run[T](name: str, operation: Callable[[ApiToken], T]) -> T:
     """Run one operation with the live token (re-read: revocation bites at once), turning a
     refusal into a tool error the model can read."""
@@ -93,6 +103,9 @@ def _run[T](name: str, operation: Callable[[ApiToken], T]) -> T:
         return operation(active_token(name=name))
     except GroveError as exc:
         raise ToolError(f"{exc.code}: {exc.message}") from exc
+    finally:
+        if ONE_CALL_CONNECTIONS.get():
+            connections.close_all()
 
 
 def build_server(*, token_name: str) -> MCPServer:
@@ -174,8 +187,11 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
         """Previews of live nodes for a query, best first: jurisdiction, id, trust, kind,
         excerpt, source. Never bodies (use read). scope: home (made here), wild (brought in) or
         both. why: each preview also says briefly why it was found (words, vector, via #id,
-        date). forgotten_matches: how many forgotten (decayed) nodes also matched; when it is
-        above 0 and the results do not answer, call dig."""
+        date). other_scopes: how many live nodes the scope you did not search also matched,
+        e.g. {"wild": 40}; imported conversations, transcripts and documents are wild, so when
+        the results do not answer and other_scopes names a count, recall again with that scope
+        (or both). forgotten_matches: how many forgotten (decayed) nodes also matched; when it
+        is above 0 and the results do not answer, call dig."""
         return _run(
             token_name,
             lambda token: api.recall_packets(
@@ -210,7 +226,8 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
         query: str, budget: Int = 2000, scope: Literal["home", "wild", "both"] = "home"
     ) -> dict[str, Any]:
         """Bodies for a query that fit a budget in approximate tokens (characters / 4), best
-        first. Each body returned counts as a read."""
+        first. Each body returned counts as a read. scope home (the default) leaves out what
+        was brought in (wild: imported conversations, documents): use both when unsure."""
         return _run(
             token_name, lambda token: api.context(token, q=query, budget=budget, scope=scope)
         )

@@ -405,9 +405,18 @@ SPEC: dict[str, Any] = {
                                     "description": "decayed nodes you may see that also "
                                     "matched (at most 1000): GET /dig finds them",
                                 },
+                                "other_scopes": {
+                                    "type": "object",
+                                    "additionalProperties": {"type": "integer"},
+                                    "description": "for each scope not searched (home: wild; "
+                                    "wild: home; both: none), how many live nodes you may see "
+                                    "there also matched (at most 1000 each): recall again with "
+                                    "that scope when the results do not answer",
+                                },
                             },
                         },
-                        "live packets, best first, and how many forgotten nodes matched",
+                        "live packets, best first, how many forgotten nodes matched and how "
+                        "many the other scopes hold",
                     ),
                     **READ_ERRORS,
                 },

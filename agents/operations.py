@@ -32,7 +32,7 @@ from memory.extract import extract
 from memory.models import ApiToken, Kind, Node
 from memory.read import read, visible_node
 from memory.recall import recall
-from memory.recall.dig import dig, dug_recently, forgotten_matches, revive_dug
+from memory.recall.dig import dig, dug_recently, forgotten_matches, other_scopes, revive_dug
 from memory.scroll import commit_turn as scroll_commit
 from memory.tokens import actor_of, count_write
 from memory.trust import trust_map
@@ -206,9 +206,10 @@ def recall_packets(
     why: Any = None,
 ) -> dict[str, Any]:
     """Previews (never bodies) for a query, in the token's domains, and forgotten_matches: how
-    many decayed nodes the token may see also matched (a dig would find them). Logged by recall;
-    does not count as reading. With `why`, each packet says briefly why it is there. Refuses
-    (Invalid) an empty query, a bad scope, limit, as_of or why."""
+    many decayed nodes the token may see also matched (a dig would find them), and
+    other_scopes: how many live ones each scope not searched holds ({"wild": 40} for home).
+    Logged by recall; does not count as reading. With `why`, each packet says briefly why it
+    is there. Refuses (Invalid) an empty query, a bad scope, limit, as_of or why."""
     params.check_text([q, scope, domain, limit, as_of, why])
     if not isinstance(q, str) or not q.strip():
         raise Invalid("q (the query) is required", code="missing_field")
@@ -219,7 +220,7 @@ def recall_packets(
     domains = _read_domains(token, params.domains_param(domain))
     if not domains:
         # Never hand recall an empty list: it must not be mistaken for "every domain".
-        return {"results": [], "forgotten_matches": 0}
+        return {"results": [], "forgotten_matches": 0, "other_scopes": {}}
     results = recall(
         q,
         scope=scope,
@@ -233,6 +234,7 @@ def recall_packets(
     return {
         "results": results,
         "forgotten_matches": forgotten_matches(q, scope=scope, domains=domains),
+        "other_scopes": other_scopes(q, scope=scope, domains=domains, as_of=when),
     }
 
 

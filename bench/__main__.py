@@ -31,6 +31,7 @@ SECTIONS = [
     "load",
     "batch",
     "watch",
+    "secrets",
 ]
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 _SIZE_ROW = re.compile(r"^\| ([\d,]+) \|")

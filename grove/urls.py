@@ -5,6 +5,8 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from agents.mcp_http import mcp_endpoint
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico on pages that name no icon (the admin's): no 404 in the log.
@@ -12,4 +14,6 @@ urlpatterns = [
     path("", include("dashboard.urls")),
     path("review/", include("review.urls")),
     path("api/v1/", include("agents.urls")),
+    # MCP over Streamable HTTP, at the path MCP hosts expect by default.
+    path("mcp", mcp_endpoint, name="mcp"),
 ]

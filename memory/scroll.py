@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +34,7 @@ from django.utils import timezone
 from memory.clocks import parse_instant
 from memory.errors import Invalid, NotFound, TooLarge
 from memory.models import ApiToken, EdgeKind, Jurisdiction, Kind, Node
+from memory.scrub import redact
 from memory.write import ScrollPointer, WriteResult, check_lengths, scrub, write_node
 
 READ_LIMIT = 8192
@@ -145,13 +147,17 @@ def _check_turn(
     signature: Any,
     domain: Any,
     referent_time: str | datetime | None,
-) -> tuple[str, datetime | None]:
-    """commit_turn's checks, all before the scroll is touched: the pair's body and referent."""
+) -> tuple[str, str, dict[str, int], datetime | None]:
+    """commit_turn's checks, all before the scroll is touched: the turn's words with their
+    credentials redacted (the scroll keeps a record of the words, never a secret), what was
+    redacted, and the referent."""
     if not isinstance(domain, str) or not domain.strip():
         raise Invalid("domain must be a non-empty label", code="bad_domain")
     scroll_name(conversation, domain)
     if not isinstance(user, str) or not isinstance(assistant, str):
         raise Invalid("user and assistant must be text", code="bad_body")
+    user, in_user = redact(user)
+    assistant, in_assistant = redact(assistant)
     body = f"user: {user}\nassistant: {assistant}"
     if len(body) > settings.GROVE_MAX_BODY_CHARS:
         raise TooLarge(
@@ -163,7 +169,7 @@ def _check_turn(
         raise Invalid("signature is required: say who wrote this", code="unsigned")
     check_lengths(source="", signature=signature)
     referent = parse_instant(referent_time)
-    return body, referent
+    return user, assistant, dict(Counter(in_user) + Counter(in_assistant)), referent
 
 
 def _previous_pair(conversation: str, domain: str, name: str) -> int | None:
@@ -206,7 +212,7 @@ def commit_turn(
     """
     from memory.cites import consume_cites
 
-    body, referent = _check_turn(
+    user, assistant, redacted, referent = _check_turn(
         conversation=conversation,
         user=user,
         assistant=assistant,
@@ -231,7 +237,7 @@ def commit_turn(
         )
         previous = _previous_pair(conversation, domain, name)
         result = write_node(
-            body=body,
+            body=f"user: {user}\nassistant: {assistant}",
             kind=Kind.PAIR,
             jurisdiction=Jurisdiction.HOME,
             signature=signature,
@@ -241,6 +247,7 @@ def commit_turn(
             metadata={"conversation": conversation, "seq": record["seq"]},
             scroll=ScrollPointer(path=name, offset=offset, hash=record["sha256"]),
             token=token,
+            redacted=redacted,
         )
         if holder:
             consume_cites(holder=holder, pair=result.node)

@@ -8,6 +8,7 @@ are in memory/scrub.py, the nested-extract hook (Nest, nest_into) below the writ
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -36,6 +37,7 @@ from memory.models import (
 from memory.reach import HELD_BY_REVIVED, HOLDING, OWNER_WROTE, restore_held
 from memory.scrub import body_hash_of as body_hash_of  # re-exported: drift, ceremony
 from memory.scrub import content_key_of as content_key_of  # re-exported: bench/synthetic.py
+from memory.scrub import redact, scrub_report
 from memory.scrub import scrub as scrub  # re-exported: importers, scroll, drift, ceremony
 from memory.trust import trust_map
 
@@ -116,6 +118,7 @@ class _Request:
     links: list[tuple[int, str]]
     actor: str
     token: ApiToken | None
+    scrubbed: dict[str, dict[str, int]]
 
     def writer(self) -> dict[str, Any]:
         """Who wrote it, as events record it: the signature claimed and the token used."""
@@ -170,9 +173,14 @@ def _validate(
             + (" (or name its source)" if kind in EXTERNAL_KINDS else ""),
             code="no_origin",
         )
-    clean = scrub(body)
+    report = scrub_report(body)
+    clean = report.text
     if not clean:
         raise Invalid("body is empty once transport scaffolding is removed", code="empty_body")
+    # A URL's password travels in the source as readily as in the body.
+    source, in_source = redact(source)
+    redacted = Counter(report.redacted) + Counter(in_source)
+    scrubbed = {"stripped": report.stripped, "redacted": dict(redacted)}
     return _Request(
         body=clean,
         key=content_key_of(clean),
@@ -189,6 +197,7 @@ def _validate(
         links=links,
         actor=actor or signature,
         token=token,
+        scrubbed={name: counts for name, counts in scrubbed.items() if counts},
     )
 
 
@@ -209,6 +218,7 @@ def write_node(
     token: ApiToken | None = None,
     nest: Nest | None = None,
     owner: bool = False,
+    redacted: Mapping[str, int] | None = None,
 ) -> WriteResult:
     """Write one node through scrub, validation and the tombstone/revival/duplicate lookup.
 
@@ -223,7 +233,9 @@ def write_node(
     written on the dashboard: the node (new, duplicate or revived) is kept in the same
     transaction (a kept event, reason OWNER_WROTE), so it holds itself and what it depends on,
     as Keep does (memory/reach.py). Refuses (Forbidden) `owner` with an agent token: no agent
-    can claim the owner's words.
+    can claim the owner's words. Credentials in the body or source are replaced by a label
+    (memory/scrub.py), counted by kind on the arrival; `redacted` adds what a caller redacted
+    before (the scroll, whose record is written first).
     """
     if owner and token is not None:
         raise Forbidden("an agent token cannot write the owner's words", code="owner_only")
@@ -242,6 +254,9 @@ def write_node(
         created_at=created_at,
         token=token,
     )
+    if redacted:
+        before = Counter(request.scrubbed.get("redacted", {})) + Counter(redacted)
+        request = replace(request, scrubbed={**request.scrubbed, "redacted": dict(before)})
     if nest is not None:
         request = replace(request, metadata={**request.metadata, "extract": nest.as_json()})
     claim = request.kind not in OCCURRENCE_KINDS  # occurrences are never merged or refused
@@ -412,6 +427,8 @@ def _insert(request: _Request) -> Node:
                     "metadata_hash": audit.metadata_hash(node.metadata),
                     "origins": [list(link) for link in request.links],
                     **request.writer(),
+                    # What the scrub took out, by tag and by kind: counts, never the secret.
+                    **request.scrubbed,
                 },
                 token=request.token,
                 snap=audit.node_snapshot(node),

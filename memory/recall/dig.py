@@ -4,7 +4,8 @@ A dig is recall over the decayed nodes only (memory.recall with forgotten=True: 
 the same visibility but for liveness, turned over in memory.visibility), answered as packets
 labelled with when each node decayed and why, in words (memory.audit). Ordinary recall stays
 live-only and says how many forgotten nodes also matched (forgotten_matches), so a caller knows
-when a dig is worth a call.
+when a dig is worth a call, and how many live ones the scopes it did not search hold
+(other_scopes), so an empty home answer is never taken for an empty memory.
 
 Digging is not reading: a dig brings nothing back. An agent that reads a node it dug up brings it
 back (revive_dug: a revived event with reason dug_and_read, and what the node holds with it, as
@@ -113,6 +114,30 @@ def forgotten_matches(
     under the same visibility as a dig, so sealed, rejected and out-of-scope nodes never count.
     Not logged (the recall it accompanies is). Refuses (Invalid) an unknown scope."""
     vis = Visibility.of(domains=domains, scope=scope, as_of=None, forgotten=True)
+    return _matching(query, vis)
+
+
+# The scopes a recall did not look at: both looks everywhere.
+OTHER_SCOPES = {"home": ("wild",), "wild": ("home",), "both": ()}
+
+
+def other_scopes(
+    query: str, *, scope: str = "home", domains: Iterable[str] | None = None, as_of: Any = None
+) -> dict[str, int]:
+    """For each scope the recall did not look at, how many live nodes the caller may see there
+    match `query`'s words (at most MATCH_CAP each), so an agent that searched home and found
+    nothing learns that its imported conversations (wild) hold 40 matches. The same visibility
+    as recall (domains, as_of; sealed and rejected never count). Refuses (Invalid) an unknown
+    scope."""
+    Visibility.of(domains=domains, scope=scope, as_of=as_of)  # refuses an unknown scope
+    return {
+        other: _matching(query, Visibility.of(domains=domains, scope=other, as_of=as_of))
+        for other in OTHER_SCOPES[scope]
+    }
+
+
+def _matching(query: str, vis: Visibility) -> int:
+    """How many nodes under `vis` match the query's words or substrings, at most MATCH_CAP."""
     terms = query_terms(query if isinstance(query, str) else "")
     if not terms:
         return 0

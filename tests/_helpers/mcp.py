@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
 from django.conf import settings
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests._helpers.aio import run_async
 from tests._helpers.realdb import database_env
@@ -109,3 +115,59 @@ def wire_replies(db, token: str, lines: list[str], wanted: set) -> dict:
         replies["stderr"] = server.stderr.read()
         server.wait(timeout=60)
     return replies
+
+
+# --- MCP over HTTP: the real `serve` process and the official Streamable HTTP client ---------
+
+
+@contextlib.contextmanager
+def grove_server(db: Path | str, tmp_path: Path):
+    """`manage.py serve --no-worker` on a free port, on the test's database; yields its /mcp URL
+    once it answers, and stops its process group afterwards."""
+    from tests._helpers.processes import free_port
+    from tests._helpers.wait import wait_for
+
+    port = free_port()
+    env = {**os.environ, **database_env(db), "GROVE_DATA_DIR": str(settings.DATA_DIR)}
+    log = open(tmp_path / "serve.log", "w")  # noqa: SIM115
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--no-worker", "--port", str(port)],
+        cwd=str(settings.BASE_DIR),
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: _answers(port) or server.poll() is not None, timeout=60)
+        assert server.poll() is None, (tmp_path / "serve.log").read_text()
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+        log.close()
+
+
+def _answers(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 2):
+        return True
+    return False
+
+
+def mcp_http_session(url: str, secret: str, script):
+    """Run `script(session)` inside a session of the official Streamable HTTP client, sending
+    `Authorization: Bearer <secret>`; returns what it returns."""
+
+    async def main():
+        headers = {"Authorization": f"Bearer {secret}"}
+        async with (
+            # The SDK's own client waits 30 s (httpx's default, 5 s, is short on a busy machine).
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60.0)) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await script(session)
+
+    return run_async(main)

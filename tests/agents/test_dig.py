@@ -25,7 +25,7 @@ def gone(make_note):
 
 def test_recall_names_how_many_forgotten_nodes_matched(agent, gone):
     answer = agent.get("recall", {"q": "lighthouse ledger"}).json()
-    assert answer == {"results": [], "forgotten_matches": 1}
+    assert answer == {"results": [], "forgotten_matches": 1, "other_scopes": {"wild": 0}}
 
 
 def test_dig_answers_labelled_packets_and_is_logged_as_a_dig(agent, gone):

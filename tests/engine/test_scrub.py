@@ -7,7 +7,8 @@ import hashlib
 
 import pytest
 
-from memory.scrub import body_hash_of, content_key_of, scrub
+from memory.scrub import body_hash_of, content_key_of, scrub, scrub_report
+from tests._helpers.credentials import CREDENTIALS, ORDINARY, with_secret
 
 
 def test_it_normalises_line_endings_and_drops_nul():
@@ -24,8 +25,21 @@ def test_it_removes_each_block_alone_not_the_claim_between_two():
     assert scrub("<think>a</think>Keep this.<think>b</think>") == "Keep this."
 
 
-def test_it_removes_stray_tags_and_keeps_their_words():
-    assert scrub("<system-reminder>Half open. </Thinking>Closed.") == "Half open. Closed."
+def test_it_leaves_a_tag_that_is_only_mentioned():
+    assert scrub("Use the `<think>` tag in prompts") == "Use the `<think>` tag in prompts"
+    assert scrub("<system-reminder>Half open. </Thinking>Closed.") == (
+        "<system-reminder>Half open. </Thinking>Closed."
+    )
+
+
+def test_it_leaves_a_block_written_as_code():
+    raw = "Wrap it: `<think>plan</think>` or\n```\n<system>rules</system>\n```\n<think>x</think>"
+    assert scrub(raw) == "Wrap it: `<think>plan</think>` or\n```\n<system>rules</system>\n```"
+
+
+def test_it_counts_what_it_stripped_by_tag():
+    report = scrub_report("<think>a</think>One.<system-reminder>b</system-reminder><|im_end|>")
+    assert report.stripped == {"think": 1, "system-reminder": 1, "template-token": 1}
 
 
 def test_it_keeps_tags_that_only_begin_like_scaffolding():
@@ -56,3 +70,22 @@ def test_content_key_folds_to_one_spaced_casefolded_text():
 
 def test_content_key_applies_nfkc():
     assert content_key_of("\ufb01ne") == content_key_of("fine")  # the fi ligature
+
+
+@pytest.mark.parametrize(("kind", "template", "secret"), CREDENTIALS)
+def test_it_replaces_each_credential_shape_by_its_label(kind, template, secret):
+    report = scrub_report(with_secret(template, secret))
+    assert report.text == with_secret(template, f"[redacted: {kind}]")
+    assert report.redacted == {kind: 1}
+
+
+@pytest.mark.parametrize("words", ORDINARY)
+def test_it_keeps_hashes_uuids_commit_ids_and_words_about_secrets(words):
+    report = scrub_report(words)
+    assert (report.text, report.redacted) == (words, {})
+
+
+def test_it_counts_several_secrets_of_one_kind():
+    report = scrub_report("AKIAIOSFODNN7EXAMPLE then AKIAI44QH8DHBEXAMPLE")
+    assert report.text == "[redacted: aws-access-key] then [redacted: aws-access-key]"
+    assert report.redacted == {"aws-access-key": 2}

@@ -119,6 +119,7 @@ def test_the_bash_examples_run_against_a_live_server(
     assert "scanned 2 files: 0 changed" in done.stdout  # ingest's cursors: nothing moved since
     assert '"excerpt": "Where is the stopcock for the kitchen?"' in done.stdout
     assert set(Node.objects.filter(kind="utterance").values_list("domain", flat=True)) == {"work"}
+    assert '"remember",' in done.stdout  # the tools, listed over MCP's HTTP door
 
 
 @pytest.mark.django_db(transaction=True)
