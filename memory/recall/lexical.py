@@ -227,8 +227,10 @@ def scope_weights(terms: Sequence[str], vis: Visibility) -> dict[str, float]:
                 "SELECT count(*) FROM memory_node_fts WHERE memory_node_fts MATCH %s", [match]
             )
             everywhere = cursor.fetchone()[0]
+            # CROSS JOIN keeps the term's matches driving: without statistics SQLite led with
+            # the (domain, live) index and probed the word index once per live node.
             cursor.execute(
-                "SELECT f.rowid FROM memory_node_fts f JOIN memory_node n ON n.id = f.rowid "
+                "SELECT f.rowid FROM memory_node_fts f CROSS JOIN memory_node n ON n.id = f.rowid "
                 f"WHERE memory_node_fts MATCH %s AND {where}",
                 [match, *params],
             )
