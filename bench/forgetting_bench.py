@@ -667,3 +667,49 @@ def report(
     lines += ["", *side_by_side(results, arrived), "", *summary(results), ""]
     lines.append("Seconds per policy: " + ", ".join(f"{p} {t:.0f}" for p, t in took.items()) + ".")
     return "\n".join(lines)
+
+
+def live_breakdown(path: Path, *, age: int, at: datetime) -> dict[str, int]:
+    """Why each live node of a finished run's database (at `path`) is live at `at` (store
+    clock), under the age threshold `age` days: young; permanent; read at least once (a root
+    for good), those revived by a dig apart; or unread and old, so held by a root, those
+    restored with a dug node apart. Also how many of the dug-and-read were read again after
+    their revival, and how many revived before the last `age` days were not (a revival that
+    stayed a root untouched a whole threshold)."""
+    from django.db.models import Q
+
+    from bench.synthetic import use_database
+    from memory.models import Event, EventKind, Node
+
+    cutoff = at - timedelta(days=age)
+    with use_database(path):
+        live = Node.objects.filter(decayed_at__isnull=True)
+        old = live.filter(created_at__lte=cutoff)
+        dug = dict(
+            Event.objects.filter(kind=EventKind.REVIVED, reason="dug_and_read")
+            .order_by("id")
+            .values_list("node_id", "at")
+        )
+        brought = set(
+            Event.objects.filter(kind=EventKind.RESTORED, reason="held_by_dug").values_list(
+                "node_id", flat=True
+            )
+        )
+        read = old.filter(permanent=False, access_count__gt=0)
+        held = old.filter(permanent=False, access_count=0)
+        stale = [i for i, when in dug.items() if when <= cutoff]
+        return {
+            "arrived": Node.objects.count(),
+            "live": live.count(),
+            "young": live.filter(created_at__gt=cutoff).count(),
+            "permanent": old.filter(permanent=True).count(),
+            "read": read.count(),
+            "read, dug and read": read.filter(pk__in=list(dug)).count(),
+            "held": held.count(),
+            "held, brought back with a dug node": held.filter(pk__in=brought).count(),
+            "dug and read": len(dug),
+            "dug, read again after": Node.objects.filter(pk__in=list(dug))
+            .filter(Q(read_days__gt=1) | Q(access_count__gt=1))
+            .count(),
+            "dug over a threshold ago, still live": live.filter(pk__in=stale).count(),
+        }
