@@ -57,6 +57,15 @@ def keep_other_sizes(old: str, new: str, sizes: list[int]) -> str:
     return "\n".join([*lines[: rows[0]], *block, *lines[end:]]) + "\n"
 
 
+def section(module: object, old: str | None, new: str, sizes: list[int]) -> str:
+    """A section's new text, with the old one's rows of sizes not measured (keep_other_sizes)
+    unless its module says its tables are not led by sizes (SIZED = False: the forgetting
+    simulator's are led by month numbers, which are no sizes to carry)."""
+    if old is None or not getattr(module, "SIZED", True):
+        return new
+    return keep_other_sizes(old, new, sizes)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="")
@@ -96,9 +105,15 @@ def main() -> int:
         print(text)
         print(f"({name}: {time.perf_counter() - started:.0f}s)")
         part = parts_dir / f"{name}.md"
-        if part.exists():
-            text = keep_other_sizes(part.read_text(), text, sizes)
-        part.write_text(text.strip() + "\n")
+        old = part.read_text() if part.exists() else None
+        part.write_text(section(module, old, text, sizes).strip() + "\n")
+    assemble()
+    return 0
+
+
+def assemble() -> None:
+    """docs/benchmarks.md from the sections' parts in docs/bench/."""
+    parts_dir = DOC.parent / "bench"
     header = (
         "# Benchmarks\n\n"
         f"Written by `make bench` on {platform.machine()}, {os.cpu_count()} cores, "
@@ -113,7 +128,6 @@ def main() -> int:
         if (parts_dir / f"{name}.md").exists()
     ]
     DOC.write_text(header + "\n" + "\n".join(sections))
-    return 0
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+# Its tables are led by month numbers, not sizes: bench/__main__.py carries no old rows in.
+SIZED = False
+
 # --- the workload: one person's day of use (per day, before `scale`) ----------------------------
 TURNS = 20  # one conversation of 20 turns (commit_turn)
 CLIPPINGS = 30  # wild internet pages on the same topics

@@ -15,3 +15,11 @@ def test_rows_of_sizes_not_measured_are_carried_in_size_order():
 def test_a_later_table_led_by_sizes_is_not_merged_into_the_first():
     new = keep_other_sizes(OLD, "| n | a |\n|---|---|\n| 1,000,000 | 3 |\n", [1_000_000])
     assert "| 100,000 | T |" not in new
+
+
+def test_a_section_led_by_month_numbers_carries_no_old_rows():
+    import bench.forgetting_bench as forgetting
+    from bench.__main__ import section
+
+    new = "| month | a |\n|---|---|\n| 1 | new |\n"
+    assert section(forgetting, "| month | a |\n|---|---|\n| 1 | old |\n", new, [10_000]) == new
