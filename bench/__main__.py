@@ -83,6 +83,15 @@ def keep_by_hand(old: str, new: str) -> str:
     return new.rstrip() + "\n\n" + old[old.index(BY_HAND) :].rstrip() + "\n"
 
 
+def section(module: object, old: str | None, new: str, sizes: list[int]) -> str:
+    """A section's new text, with the old one's rows of sizes not measured (keep_other_sizes)
+    unless its module says its tables are not led by sizes (SIZED = False: the forgetting
+    simulator's are led by month numbers, which are no sizes to carry)."""
+    if old is None or not getattr(module, "SIZED", True):
+        return new
+    return keep_other_sizes(old, new, sizes)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", default="")
@@ -122,10 +131,16 @@ def main() -> int:
         print(text)
         print(f"({name}: {time.perf_counter() - started:.0f}s)")
         part = parts_dir / f"{name}.md"
-        if part.exists():
-            before = part.read_text()
-            text = keep_by_hand(before, keep_other_sizes(before, text, sizes))
-        part.write_text(text.strip() + "\n")
+        old = part.read_text() if part.exists() else None
+        text = section(module, old, text, sizes)
+        part.write_text((keep_by_hand(old, text) if old else text).strip() + "\n")
+    assemble()
+    return 0
+
+
+def assemble() -> None:
+    """docs/benchmarks.md from the sections' parts in docs/bench/."""
+    parts_dir = DOC.parent / "bench"
     header = (
         "# Benchmarks\n\n"
         f"Written by `make bench` on {platform.machine()}, {os.cpu_count()} cores, "
@@ -140,7 +155,6 @@ def main() -> int:
         if (parts_dir / f"{name}.md").exists()
     ]
     DOC.write_text(header + "\n" + "\n".join(sections))
-    return 0
 
 
 if __name__ == "__main__":

@@ -28,11 +28,15 @@ import pickle
 import random
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from unittest import mock
+
+# Its tables are led by month numbers, not sizes: bench/__main__.py carries no old rows in.
+SIZED = False
 
 # --- the workload: one person's day of use (per day, before `scale`) ----------------------------
 TURNS = 20  # one conversation of 20 turns (commit_turn)
@@ -152,8 +156,11 @@ def _never_read(rng: random.Random, st: State, cut: int) -> list[tuple[int, int,
 def _need(day: int, rng: random.Random, st: State, month: Month) -> None:
     """One need: pick a node by the need mix, recall with words of its body (through the agents'
     door, as the agent would), dig when st.dig and recall missed, and read it if found."""
-    from agents.operations import dig_packets, read_node, recall_packets
+    from agents.operations import dig_packets, read_node
     from memory.models import Node
+    from memory.recall import recall
+    from memory.recall.dig import forgotten_matches
+    from memory.tokens import actor_of
 
     # arrivals are in day order: the recent ones are a suffix, found by bisection, and the
     # never-read older ones are drawn by rejection, so a need costs O(reads), not O(arrivals)
@@ -175,14 +182,22 @@ def _need(day: int, rng: random.Random, st: State, month: Month) -> None:
     if not st.dig and Node.objects.filter(pk=node_id, decayed_at__isnull=False).exists():
         month.regret += 1  # recall cannot find it; without a dig, nothing else will
         return
-    answer = recall_packets(_agent(), q=query, scope="both", limit=TOP_K)
+    # recall_packets' recall (the token's domains, its actor), with its forgotten_matches asked
+    # only when the dig decision reads it: at the same instant, so the same count, but most
+    # needs are found live and the count is a second scoring of the words (about half of a
+    # recall's cost).
+    agent = _agent()
+    domains = list(agent.domains)
+    answer = recall(query, scope="both", domains=domains, limit=TOP_K, actor=actor_of(agent))
     month.queries += 1
-    found = [p["id"] for p in answer["results"]]
-    if node_id not in found and st.dig and (answer["forgotten_matches"] or not found):
+    found = [p["id"] for p in answer]
+    if (
+        node_id not in found
+        and st.dig
+        and (not found or forgotten_matches(query, scope="both", domains=domains))
+    ):
         month.queries += 1
-        found = [
-            p["id"] for p in dig_packets(_agent(), q=query, scope="both", limit=TOP_K)["results"]
-        ]
+        found = [p["id"] for p in dig_packets(agent, q=query, scope="both", limit=TOP_K)["results"]]
         if node_id in found:
             month.dug += 1
     if node_id not in found:
@@ -190,7 +205,7 @@ def _need(day: int, rng: random.Random, st: State, month: Month) -> None:
             month.regret += 1
         return
     month.hits += 1
-    read_node(_agent(), node_id)
+    read_node(agent, node_id)
     if node_id not in st.read:
         st.read.add(node_id)
         st.read_at.append(st.index[node_id])
@@ -312,13 +327,15 @@ def simulate(
     snapshots: dict[int, Path] | None = None,
     resume: Path | None = None,
     nightly_integrity: bool = True,
+    on_snapshot: Callable[[int], None] | None = None,
 ) -> list[Month]:
     """One policy for `days` days on a fresh database at `path` (None: the current one, as a
     test's); returns its months. "reach N d" sweeps at an age threshold of N days.
     `snapshots` {day: file}: save the database and the simulator's state at the start of that
     day; `resume`: start from such a snapshot instead of day 0 (see _snapshot).
     `nightly_integrity` off: sleep skips its read-only integrity step, which is most of a night's
-    cost as the store grows; all the checks then run at each month's end instead."""
+    cost as the store grows; all the checks then run at each month's end instead.
+    `on_snapshot(day)` is called once that day's snapshot is saved (run() starts the forks)."""
     from django.conf import settings
     from django.core.management import call_command
 
@@ -359,9 +376,13 @@ def simulate(
             for day in range(first, days):
                 if snapshots and day in snapshots:
                     _snapshot(snapshots[day], (day, rng.getstate(), st, month))
+                    if on_snapshot is not None:
+                        on_snapshot(day)
                 _day(day, policy, rng, vocab, scale, st, month)
                 if (day + 1) % 30 == 0 or day == days - 1:
+                    clock = time.perf_counter()
                     _month_end(month, st)
+                    _lap(month, "checks", clock)
                     st.months.append(month)
                     print(f"    {policy} month {len(st.months)}: {_progress(month)}", flush=True)
                     month = Month()
@@ -395,7 +416,8 @@ def _age(policy: str) -> int | None:
 
 def run(sizes: list[int]) -> str:
     """All policies side by side; `sizes` is ignored (the workload sets the size). With keep
-    everything among them, each "reach N d" starts from its snapshot at day N (see _snapshot)."""
+    everything among them, each "reach N d" starts from its snapshot at day N (see _snapshot),
+    in a process of its own while keep everything goes on (see arms)."""
     import os
 
     from bench.synthetic import bench_dir
@@ -405,34 +427,75 @@ def run(sizes: list[int]) -> str:
     nightly = os.environ.get("GROVE_BENCH_INTEGRITY", "nightly") == "nightly"
     chosen = os.environ.get("GROVE_BENCH_POLICIES", "").split(",")
     policies = [p.strip() for p in chosen if p.strip()] or POLICIES
+    results, took = arms(policies, days=days, scale=scale, nightly=nightly, out=bench_dir())
+    return report(results, took, days=days, scale=scale, nightly=nightly)
+
+
+def arms(
+    policies: list[str], *, days: int, scale: float, nightly: bool, out: Path
+) -> tuple[dict[str, list[Month]], dict[str, float]]:
+    """Each policy's months and seconds, in `policies`' order, each on its own database in `out`.
+    With keep everything among them it runs first, saving a snapshot at each fork day; each
+    "reach N d" (with a dig or without) starts from its day-N snapshot as soon as it is saved,
+    in a process of its own, beside keep everything's remaining days: the runs share nothing
+    after the fork (their own database, anchor file and state), so running them at once changes
+    no number, only the wall time (tests/bench/test_forgetting_bench.py checks it)."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from multiprocessing import get_context
+
     keep = "keep everything" in policies
-    if keep:  # first: the others fork from it
-        policies = ["keep everything", *(p for p in policies if p != "keep everything")]
-    out = bench_dir()
     forks = {
         a: out / f"forgetting-day-{a}.sqlite3" for p in policies if (a := _age(p)) and a < days
     }
+    forked = [p for p in policies if keep and (_age(p) or 0) in forks]
     results: dict[str, list[Month]] = {}
-    took = {}
-    for policy in policies:
-        started = time.perf_counter()
-        path = out / f"forgetting-{policy.replace(' ', '-')}.sqlite3"
-        fork = forks.get(_age(policy) or 0) if keep else None
-        results[policy] = simulate(
-            policy,
-            days=days,
-            scale=scale,
-            path=path,
-            snapshots=forks if policy == "keep everything" else None,
-            resume=fork,
-            nightly_integrity=nightly,
-        )
-        took[policy] = time.perf_counter() - started
-        print(f"  {policy}: {took[policy]:.0f}s", flush=True)
-        path.with_suffix(".json").write_text(
-            json.dumps([m.__dict__ for m in results[policy]], indent=1)
-        )
-    return report(results, took, days=days, scale=scale, nightly=nightly)
+    took: dict[str, float] = {}
+    pending: dict[str, Future[tuple[list[Month], float]]] = {}
+    # spawn, not fork: a forked child would share the parent's open SQLite connection.
+    with ProcessPoolExecutor(
+        max_workers=max(1, len(forked)), mp_context=get_context("spawn"), initializer=_child
+    ) as pool:
+
+        def start(day: int) -> None:
+            for policy in forked:
+                if _age(policy) == day:
+                    pending[policy] = pool.submit(
+                        _arm, policy, days, scale, out, resume=forks[day], nightly=nightly
+                    )
+
+        for policy in ["keep everything"] if keep else []:
+            results[policy], took[policy] = _arm(
+                policy, days, scale, out, nightly=nightly, snapshots=forks, on_snapshot=start
+            )
+        for policy in policies:
+            if policy in pending:
+                results[policy], took[policy] = pending[policy].result()
+            elif policy not in results:
+                results[policy], took[policy] = _arm(policy, days, scale, out, nightly=nightly)
+    for policy, seconds in took.items():
+        print(f"  {policy}: {seconds:.0f}s", flush=True)
+    return {p: results[p] for p in policies}, {p: took[p] for p in policies}
+
+
+def _child() -> None:
+    import django
+
+    django.setup()
+
+
+def _arm(
+    policy: str, days: int, scale: float, out: Path, **options: Any
+) -> tuple[list[Month], float]:
+    """One policy's run on its own database in `out` (its months also saved as JSON beside it)
+    and its wall seconds."""
+    started = time.perf_counter()
+    path = out / f"forgetting-{policy.replace(' ', '-')}.sqlite3"
+    nightly = options.pop("nightly", True)
+    months = simulate(
+        policy, days=days, scale=scale, path=path, nightly_integrity=nightly, **options
+    )
+    path.with_suffix(".json").write_text(json.dumps([m.__dict__ for m in months], indent=1))
+    return months, time.perf_counter() - started
 
 
 # --- the report: the Markdown section, the default threshold by RULE, the chart ------------
@@ -607,3 +670,49 @@ def report(
     lines += ["", *side_by_side(results, arrived), "", *summary(results), ""]
     lines.append("Seconds per policy: " + ", ".join(f"{p} {t:.0f}" for p, t in took.items()) + ".")
     return "\n".join(lines)
+
+
+def live_breakdown(path: Path, *, age: int, at: datetime) -> dict[str, int]:
+    """Why each live node of a finished run's database (at `path`) is live at `at` (store
+    clock), under the age threshold `age` days: young; permanent; read at least once (a root
+    for good), those revived by a dig apart; or unread and old, so held by a root, those
+    restored with a dug node apart. Also how many of the dug-and-read were read again after
+    their revival, and how many revived before the last `age` days were not (a revival that
+    stayed a root untouched a whole threshold)."""
+    from django.db.models import Q
+
+    from bench.synthetic import use_database
+    from memory.models import Event, EventKind, Node
+
+    cutoff = at - timedelta(days=age)
+    with use_database(path):
+        live = Node.objects.filter(decayed_at__isnull=True)
+        old = live.filter(created_at__lte=cutoff)
+        dug = dict(
+            Event.objects.filter(kind=EventKind.REVIVED, reason="dug_and_read")
+            .order_by("id")
+            .values_list("node_id", "at")
+        )
+        brought = set(
+            Event.objects.filter(kind=EventKind.RESTORED, reason="held_by_dug").values_list(
+                "node_id", flat=True
+            )
+        )
+        read = old.filter(permanent=False, access_count__gt=0)
+        held = old.filter(permanent=False, access_count=0)
+        stale = [i for i, when in dug.items() if when <= cutoff]
+        return {
+            "arrived": Node.objects.count(),
+            "live": live.count(),
+            "young": live.filter(created_at__gt=cutoff).count(),
+            "permanent": old.filter(permanent=True).count(),
+            "read": read.count(),
+            "read, dug and read": read.filter(pk__in=list(dug)).count(),
+            "held": held.count(),
+            "held, brought back with a dug node": held.filter(pk__in=brought).count(),
+            "dug and read": len(dug),
+            "dug, read again after": Node.objects.filter(pk__in=list(dug))
+            .filter(Q(read_days__gt=1) | Q(access_count__gt=1))
+            .count(),
+            "dug over a threshold ago, still live": live.filter(pk__in=stale).count(),
+        }

@@ -25,3 +25,11 @@ def test_the_text_written_by_hand_below_the_marker_is_kept():
 
 def test_a_part_without_the_marker_is_written_as_measured():
     assert keep_by_hand("## Pages\n| 10,000 | 1 |\n", "## Pages\n") == "## Pages\n"
+
+
+def test_a_section_led_by_month_numbers_carries_no_old_rows():
+    import bench.forgetting_bench as forgetting
+    from bench.__main__ import section
+
+    new = "| month | a |\n|---|---|\n| 1 | new |\n"
+    assert section(forgetting, "| month | a |\n|---|---|\n| 1 | old |\n", new, [10_000]) == new

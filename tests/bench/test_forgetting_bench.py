@@ -69,3 +69,20 @@ def test_the_agents_dig_finds_what_the_sweep_collected_and_brings_it_back(transa
         m.dug for m in months
     )
     assert [m.protected_decayed for m in months] == [0] * len(months)
+
+
+@pytest.mark.sqlite_only  # the forks resume from copies of the simulated SQLite file
+def test_forks_run_beside_keep_everything_give_the_months_of_runs_from_day_0(
+    transactional_db, tmp_path
+):
+    from bench.forgetting_bench import arms
+
+    def outcome(months: list) -> list[tuple[int, ...]]:
+        return [(*o, m.queries, m.dug) for o, m in zip(_outcome(months), months, strict=True)]
+
+    policies = ["keep everything", "reach 3 d", "reach 3 d + dig"]
+    together, _ = arms(policies, days=7, scale=0.3, nightly=True, out=tmp_path)
+    assert list(together) == policies
+    for policy in policies:
+        alone = simulate(policy, days=7, scale=0.3, path=tmp_path / f"{policy[-3:]}.sqlite3")
+        assert outcome(together[policy]) == outcome(alone)

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from memory import reach
 from memory.recall.dates import date_candidates
+from memory.recall.lexical import document_frequencies
 from memory.visibility import Visibility, live_at
 from tests._helpers.plans import plans
 
@@ -52,3 +53,12 @@ def test_liveness_by_id_is_answered_from_the_live_index(make_note):
     ids = [make_note(f"Live {i}.").pk for i in range(3)]
     found = plans(lambda: live_at(ids, as_of=None), "decayed_at IS NULL")
     assert all("COVERING INDEX memory_node_live" in plan for plan in found), found
+
+
+def test_a_terms_visible_count_walks_the_terms_matches_not_the_live_nodes(make_note):
+    # Led by the (domain, live) index, SQLite probed the word index once per live node of the
+    # domain for each term of each recall: 2,100 nodes 0.12 s a recall, growing with the store.
+    make_note("Ana waters the fern.")
+    mine = Visibility(domains=("personal",), scope="both", as_of=None)
+    found = plans(lambda: document_frequencies(["fern"], mine), "SELECT f.rowid")
+    assert all(plan.startswith("SCAN f VIRTUAL TABLE") for plan in found), found
