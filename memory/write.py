@@ -125,6 +125,27 @@ class _Request:
         return {"signature": self.signature, "token": self.token.name if self.token else None}
 
 
+def _redacted_metadata(
+    metadata: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], Counter[str]]:
+    """Metadata with every string in it redacted (keys too: an agent names its own fields), and
+    the kinds found: what arrives beside a body is stored as durably as the body."""
+    found: Counter[str] = Counter()
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            text, kinds = redact(value)
+            found.update(kinds)
+            return text
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        if isinstance(value, dict):
+            return {clean(key): clean(item) for key, item in value.items()}
+        return value
+
+    return clean(dict(metadata or {})), found
+
+
 def _validate(
     *,
     body: Any,
@@ -177,9 +198,10 @@ def _validate(
     clean = report.text
     if not clean:
         raise Invalid("body is empty once transport scaffolding is removed", code="empty_body")
-    # A URL's password travels in the source as readily as in the body.
+    # A URL's password travels in the source as readily as in the body, and in metadata.
     source, in_source = redact(source)
-    redacted = Counter(report.redacted) + Counter(in_source)
+    metadata, in_metadata = _redacted_metadata(metadata)
+    redacted = Counter(report.redacted) + Counter(in_source) + in_metadata
     scrubbed = {"stripped": report.stripped, "redacted": dict(redacted)}
     return _Request(
         body=clean,

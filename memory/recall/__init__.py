@@ -32,6 +32,7 @@ from memory.packets import packet
 from memory.recall import rank
 from memory.recall import why as why_line
 from memory.recall.lexical import match_expression, query_terms
+from memory.scrub import redact
 from memory.vectors.embed import get_embedder
 from memory.vectors.index import current as current_index
 from memory.vectors.matrix import Matrix, exact_candidates, vector_matrix
@@ -152,11 +153,12 @@ def recall(
     took_ms = (time.perf_counter() - started) * 1000
     now = timezone.now()
     ids = [p["id"] for p in results]
+    kept, _ = redact(query)  # a key pasted into a query is no more stored than one written
     with transaction.atomic():
         _log(
             at=now,
             actor=actor or "owner",
-            query=query[:2000],
+            query=kept[:2000],
             scope=scope,
             domains=list(vis.domains) if vis.domains is not None else ["*"],
             as_of=vis.as_of,
@@ -170,7 +172,7 @@ def recall(
                 node=None,
                 actor=actor,
                 reason="dig" if forgotten else "",
-                detail={"query": query[:RECALLED_QUERY_CHARS], "scope": scope, "ids": ids},
+                detail={"query": kept[:RECALLED_QUERY_CHARS], "scope": scope, "ids": ids},
                 at=now,
                 token=token,
             )

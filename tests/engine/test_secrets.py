@@ -131,3 +131,24 @@ def test_a_mentioned_tag_keeps_its_words_and_a_stripped_block_is_recorded(make_n
     stripped = make_note("<think>plan it</think>Ship on Friday.")
     assert stripped.body == "Ship on Friday."
     assert _arrival(stripped)["stripped"] == {"think": 1}
+
+
+def test_a_secret_in_metadata_is_redacted_and_counted(make_note):
+    key = "AKIAIOSFODNN7EXAMPLE"
+    node = make_note("Deployed the build.", metadata={"env": {"AWS_KEY": key}, "tags": [key]})
+    assert key not in json.dumps(node.metadata)
+    assert node.metadata["env"]["AWS_KEY"] == "[redacted: aws-access-key]"
+    assert _arrival(node)["redacted"] == {"aws-access-key": 2}
+
+
+def test_a_secret_in_a_recall_query_is_not_logged_nor_on_the_record(client, root_note):
+    from memory.models import RecallLog
+
+    agent = make_agent(client)
+    key = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    answer = agent.get("recall", {"q": f"which repo uses {key}"})
+    assert answer.status_code == 200
+    [log] = RecallLog.objects.all()
+    assert key not in log.query and "[redacted: github-token]" in log.query
+    recalled = Event.objects.filter(kind=EventKind.RECALLED)
+    assert recalled.exists() and all(key not in json.dumps(e.detail) for e in recalled)
