@@ -37,7 +37,6 @@ from memory.errors import Invalid
 from memory.models import ApiToken, Event, EventKind, Node, RecallLog
 from memory.recall import recall
 from memory.recall.lexical import (
-    fts_candidates,
     fts_matching,
     query_terms,
     trigram_candidates,
@@ -254,7 +253,8 @@ def forgotten_nodes(chosen: ForgottenFilter) -> QuerySet[Node]:
     if chosen.words:
         vis = Visibility.of(domains=None, scope="both", as_of=None, forgotten=True)
         terms = query_terms(chosen.words)
-        hits = {i for i, _ in fts_candidates(terms, vis, MATCH_CAP)} if terms else set()
+        # A list in forgetting order, not by relevance: the matches, unranked (no bm25).
+        hits = set(fts_matching(terms, vis, MATCH_CAP)) if terms else set()
         hits |= {i for i, _ in trigram_candidates(chosen.words, vis, MATCH_CAP)}
         qs = qs.filter(pk__in=sorted(lawful(hits, vis)))
     if chosen.domain:
