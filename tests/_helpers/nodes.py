@@ -38,3 +38,18 @@ def chain(make_note, lone, *, days_old: float = 40) -> tuple[Node, Node, Node]:
     k = make_note("K: a note on P.", days_old=days_old, origins=[{"id": p.pk}])
     g = make_note("G: a note on K.", days_old=days_old, origins=[{"id": k.pk}])
     return p, k, g
+
+
+def rooted_vault_section(tmp_path):
+    """A vault file of three parts imported, its "Boiler" section rooted: (node, path)."""
+    from memory.importers.markdown import ingest
+    from review.ceremony import root
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    path = vault / "house.md"
+    path.write_text("Intro line.\n\n# Boiler\n\nServiced in March.\n\n# Garden\n\nRoses in May.\n")
+    ingest(vault)
+    node = Node.objects.get(source=f"{path}#boiler")
+    root(node.pk, adopting_words="True.", expected_body_hash=node.body_hash, owner="owner")
+    return node, path

@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 from memory.custody.drift import find_drift
 from memory.write import write_node
 from review.ceremony import root
+from tests._helpers.nodes import rooted_vault_section
 
 
 @pytest.fixture
@@ -83,17 +84,7 @@ def test_relative_sources_resolve_against_base(db, tmp_path):
 
 @pytest.fixture
 def rooted_section(db, tmp_path):
-    from memory.importers.markdown import ingest
-    from memory.models import Node
-
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    path = vault / "house.md"
-    path.write_text("Intro line.\n\n# Boiler\n\nServiced in March.\n\n# Garden\n\nRoses in May.\n")
-    ingest(vault)
-    node = Node.objects.get(source=f"{path}#boiler")
-    root(node.pk, adopting_words="True.", expected_body_hash=node.body_hash, owner="owner")
-    return node, path
+    return rooted_vault_section(tmp_path)
 
 
 def test_a_rooted_section_whose_file_is_unchanged_has_no_drift(rooted_section):

@@ -9,6 +9,7 @@ import pytest
 
 from memory.models import Node
 from tests._helpers import locomo
+from tests._helpers.browsing import four_shots, signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -24,28 +25,8 @@ def at_scale(forgotten, tmp_path, django_db_blocker, transactional_db):
     yield from locomo.copy_of(forgotten, tmp_path, django_db_blocker)
 
 
-def _signed_in(browser, live_server, *, javascript: bool):
-    from dashboard.owner import login_path
-
-    context = browser.new_context(java_script_enabled=javascript)
-    page = context.new_page()
-    page.goto(live_server.url + login_path())
-    page.get_by_role("button", name="Sign in as the owner").click()
-    page.wait_for_url(live_server.url + "/")
-    return page
-
-
 def _shots(page, screenshot, name: str) -> None:
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        for width in (1280, 400):
-            page.set_viewport_size({"width": width, "height": 900})
-            screenshot(page, f"forgotten-{name}-{width}-{scheme}")
-            if width == 400:
-                fits = page.evaluate("document.documentElement.scrollWidth <= innerWidth + 2")
-                assert fits, f"{name} scrolls sideways at 400 px"
-    page.emulate_media(color_scheme="light")
-    page.set_viewport_size({"width": 1280, "height": 900})
+    four_shots(page, screenshot, f"forgotten-{name}")
 
 
 def _find_and_restore(page, live_server, screenshot=None) -> Node:
@@ -76,7 +57,7 @@ def test_a_forgotten_turn_is_found_by_a_word_among_2888_and_restored(
     at_scale, browser, live_server, screenshot
 ):
     assert not _live()
-    page = _signed_in(browser, live_server, javascript=True)
+    page = signed_in(browser, live_server, javascript=True)
     page.goto(live_server.url + "/forgotten/")
     assert page.get_by_role("link", name="older ›").is_visible()
     turn = _find_and_restore(page, live_server, screenshot)
@@ -85,6 +66,6 @@ def test_a_forgotten_turn_is_found_by_a_word_among_2888_and_restored(
 
 
 def test_the_same_without_javascript(at_scale, browser, live_server):
-    turn = _find_and_restore(_signed_in(browser, live_server, javascript=False), live_server)
+    turn = _find_and_restore(signed_in(browser, live_server, javascript=False), live_server)
     session = turn.out_edges.get(kind="derived_from").to_node_id
     assert _live() == {turn.pk, session}

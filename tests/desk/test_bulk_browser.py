@@ -15,6 +15,7 @@ from memory.trust import trust_of
 from memory.write import write_node
 from review.ceremony import propose
 from tests._helpers import locomo
+from tests._helpers.browsing import four_shots, signed_in
 
 pytestmark = pytest.mark.browser
 
@@ -32,28 +33,8 @@ def at_scale(held, tmp_path, django_db_blocker, transactional_db):
     yield from locomo.copy_of(held, tmp_path, django_db_blocker)
 
 
-def _signed_in(browser, live_server, *, javascript: bool):
-    from dashboard.owner import login_path
-
-    context = browser.new_context(java_script_enabled=javascript)
-    page = context.new_page()
-    page.goto(live_server.url + login_path())
-    page.get_by_role("button", name="Sign in as the owner").click()
-    page.wait_for_url(live_server.url + "/")
-    return page
-
-
 def _shots(page, screenshot, name: str) -> None:
-    for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)
-        for width in (1280, 400):
-            page.set_viewport_size({"width": width, "height": 900})
-            screenshot(page, f"bulk-{name}-{width}-{scheme}")
-            if width == 400:
-                fits = page.evaluate("document.documentElement.scrollWidth <= innerWidth + 2")
-                assert fits, f"{name} scrolls sideways at 400 px"
-    page.emulate_media(color_scheme="light")
-    page.set_viewport_size({"width": 1280, "height": 900})
+    four_shots(page, screenshot, f"bulk-{name}")
 
 
 def _keep_one_conversation(page, live_server, screenshot=None) -> int:
@@ -91,7 +72,7 @@ def _conversation(sample_id: str) -> set[int]:
 def test_keep_one_conversation_of_2888_held_back_decays_then_release_the_rest(
     at_scale, browser, live_server, screenshot
 ):
-    page = _signed_in(browser, live_server, javascript=True)
+    page = signed_in(browser, live_server, javascript=True)
     rest = locomo.NODES - _keep_one_conversation(page, live_server, screenshot)
     kept = set(Event.objects.filter(kind="kept").values_list("node_id", flat=True))
     assert kept == _conversation(KEPT)
@@ -105,7 +86,7 @@ def test_keep_one_conversation_of_2888_held_back_decays_then_release_the_rest(
 
 
 def test_keep_one_conversation_without_javascript(at_scale, browser, live_server):
-    page = _signed_in(browser, live_server, javascript=False)
+    page = signed_in(browser, live_server, javascript=False)
     _keep_one_conversation(page, live_server)
     kept = set(Event.objects.filter(kind="kept").values_list("node_id", flat=True))
     assert kept == _conversation(KEPT)
@@ -161,9 +142,7 @@ def test_decline_an_agents_100_proposals_see_the_confirmation_undo_it(
     at_scale, browser, live_server, screenshot
 ):
     proposals = _hundred_proposals()
-    _decline_all_and_undo(
-        _signed_in(browser, live_server, javascript=True), live_server, screenshot
-    )
+    _decline_all_and_undo(signed_in(browser, live_server, javascript=True), live_server, screenshot)
     assert {trust_of(pk) for pk in proposals} == {Trust.PROPOSED}
     declines = Event.objects.filter(kind="declined", node_id__in=proposals)
     assert declines.count() == 100 and len({e.detail["batch"] for e in declines}) == 1
@@ -171,5 +150,5 @@ def test_decline_an_agents_100_proposals_see_the_confirmation_undo_it(
 
 def test_decline_and_undo_without_javascript(at_scale, browser, live_server):
     proposals = _hundred_proposals()
-    _decline_all_and_undo(_signed_in(browser, live_server, javascript=False), live_server)
+    _decline_all_and_undo(signed_in(browser, live_server, javascript=False), live_server)
     assert {trust_of(pk) for pk in proposals} == {Trust.PROPOSED}

@@ -7,23 +7,14 @@ import pytest
 
 from memory.custody.drift import accept_drift, last_found
 from memory.errors import Conflict
-from memory.models import Event, EventKind, Node
+from memory.models import Event, EventKind
 from memory.sleep.run import run_sleep
-from review.ceremony import root
+from tests._helpers.nodes import rooted_vault_section
 
 
 @pytest.fixture
 def rooted_section(db, tmp_path):
-    from memory.importers.markdown import ingest
-
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    path = vault / "house.md"
-    path.write_text("Intro line.\n\n# Boiler\n\nServiced in March.\n\n# Garden\n\nRoses in May.\n")
-    ingest(vault)
-    node = Node.objects.get(source=f"{path}#boiler")
-    root(node.pk, adopting_words="True.", expected_body_hash=node.body_hash, owner="owner")
-    return node, path
+    return rooted_vault_section(tmp_path)
 
 
 def _edit(path):
