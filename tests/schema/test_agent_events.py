@@ -10,7 +10,7 @@ from django.db import DatabaseError
 from memory.models import Event, EventKind
 from memory.tokens import create_token
 from tests._helpers.agents import make_agent
-from tests._helpers.vendor import raw
+from tests._helpers.vendor import drop_trigger, raw
 
 pytestmark = pytest.mark.django_db
 
@@ -42,5 +42,6 @@ def test_the_kind_check_refuses_a_kind_it_does_not_know(read_event):
 
 def test_a_write_limit_below_zero_is_refused(db):
     create_token(name="scout", domains=["personal"])
+    drop_trigger("memory_apitoken_governed_after_grant")  # the CHECK alone, not the guard
     with pytest.raises(DatabaseError):
         raw("UPDATE memory_apitoken SET write_limit = -1")
