@@ -130,18 +130,19 @@ def let_go_many(ids: list[int], *, actor: str, words: str, batch: str = "") -> O
                 out.skipped[node_id] = str(trusts[node_id])
             else:
                 out.done.append(node_id)
-        now = timezone.now()
-        for chunk in chunks(out.done):
-            Node.objects.filter(pk__in=chunk).update(decayed_at=now)
-        audit.record_many(
-            EventKind.DECAYED,
-            out.done,
-            actor=actor,
-            reason=DecayReason.OWNER_LET_GO,
-            detail=tag(out.batch, words),
-            at=now,
+        _flag_decayed(
+            out.done, actor=actor, reason=DecayReason.OWNER_LET_GO, detail=tag(out.batch, words)
         )
     return out
+
+
+def _flag_decayed(ids: list[int], *, actor: str, reason: str, detail: dict[str, Any]) -> None:
+    """Let `ids` go now: the flag and each node's decayed event, one instant for both (inside
+    the caller's transaction)."""
+    now = timezone.now()
+    for chunk in chunks(ids):
+        Node.objects.filter(pk__in=chunk).update(decayed_at=now)
+    audit.record_many(EventKind.DECAYED, ids, actor=actor, reason=reason, detail=detail, at=now)
 
 
 NEVER_RESTORED = frozenset({Trust.SEALED, Trust.REJECTED})  # their words stay out of every read
@@ -284,16 +285,11 @@ def undo_restore(events: list[Event], *, actor: str, batch: str, undoes: str) ->
                 out.skipped[node_id] = "decided on or used since"
             else:
                 out.done.append(node_id)
-        now = timezone.now()
-        for chunk in chunks(out.done):
-            Node.objects.filter(pk__in=chunk).update(decayed_at=now)
-        audit.record_many(
-            EventKind.DECAYED,
+        _flag_decayed(
             out.done,
             actor=actor,
             reason=UNDONE_REASON,
             detail=tag(batch, undo_words(events), undoes=undoes),
-            at=now,
         )
     return out
 
