@@ -28,6 +28,10 @@ RELEASED = {
     "0022_truncate_guard_test_databases",
     "0023_event_batch_index",
     "0024_token_grants",
+    "0025_agents_governance",
+    "0026_drift_accepted",
+    "0027_session_files",
+    "0028_token_guard",
 }
 
 
