@@ -563,10 +563,11 @@ def matching_pending(
 
 def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, Any]]:
     """The pending `ids` that match `filters`, grouped by what goes together: the node it was
-    derived from (its import session or conversation), its domain and its author (signature),
-    grouped in one SQL statement, largest group first. Each group: origin (id or None),
-    origin_label (the origin's source, or its first words), domain, author, count, oldest
-    (created_at), read (how many were ever read). Store clock for nothing: no ages."""
+    derived from (its import session or conversation) and its domain, largest group first; with
+    no origin, its author (signature) too. Each group: origin (id or None), origin_label (the
+    origin's source, or its first words), domain, author ("" when an origin groups it),
+    authors (its signers, most nodes first), count, oldest (created_at), read (how many were
+    ever read). Store clock for nothing: no ages."""
     where, params = _where(filters)
     among, ids_param = _among(ids)
     with connection.cursor() as cursor:
@@ -580,17 +581,7 @@ def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, An
             [*params, *ids_param],
         )
         rows = cursor.fetchall()
-    groups = [
-        {
-            "origin": origin,
-            "domain": domain,
-            "author": author,
-            "count": count,
-            "oldest": oldest,
-            "read": int(read or 0),
-        }
-        for origin, domain, author, count, oldest, read in rows
-    ]
+    groups = _by_origin(rows)
     origins = {g["origin"] for g in groups if g["origin"] is not None}
     labels = dict(Node.objects.filter(pk__in=origins).values_list("id", "source"))
     bodies = dict(Node.objects.filter(pk__in=origins).values_list("id", "body"))
@@ -601,6 +592,32 @@ def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, An
             labels.get(origin) or bodies.get(origin, "")[:60] if origin is not None else ""
         )
     return out
+
+
+def _by_origin(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """(origin, domain, author) counts merged into one group per origin and domain: a session
+    is one thing to keep or let go whoever spoke in it (grouped by author, a conversation
+    of two speakers was two lines a session). Nodes with no origin stay apart by author."""
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for origin, domain, author, count, oldest, read in sorted(rows, key=lambda r: -r[3]):
+        key = (origin, domain) if origin is not None else (None, domain, author)
+        group = groups.setdefault(
+            key,
+            {
+                "origin": origin,
+                "domain": domain,
+                "author": "" if origin is not None else author,
+                "authors": [],
+                "count": 0,
+                "oldest": oldest,
+                "read": 0,
+            },
+        )
+        group["authors"].append(author)
+        group["count"] += count
+        group["oldest"] = min(group["oldest"], oldest)
+        group["read"] += int(read or 0)
+    return list(groups.values())
 
 
 _DERIVED_KEPT = 64  # groups and matches kept per graph state: the filters the owner tries

@@ -27,6 +27,19 @@ def test_pending_decays_are_grouped_by_the_node_they_came_from(owner_client, ses
     assert "3 nodes, none read since they arrived 40 days ago" in response.content.decode()
 
 
+def test_a_session_of_two_speakers_is_one_group_naming_both(owner_client, lone, make_note):
+    session = lone("A conversation's session.", days_old=40)
+    for i, speaker in enumerate(("Caroline", "Melanie", "Caroline")):
+        make_note(f"Turn {i}.", days_old=40, signature=speaker, origins=[{"id": session.pk}])
+    lone("Not from it.", days_old=40, signature="Melanie")
+    groups = owner_client.get("/review/decays/").context["decay_groups"]
+    of_session = [g for g in groups if g["origin"] == session.pk]
+    assert [(g["count"], g["authors"]) for g in of_session] == [(3, ["Caroline", "Melanie"])]
+    alone = [g for g in groups if g["origin"] is None and g["author"] == "Melanie"]
+    assert [g["count"] for g in alone] == [1]  # with no origin, the author still groups
+    assert "Caroline, Melanie" in owner_client.get("/review/decays/").content.decode()
+
+
 def test_the_horizon_tabs_count_what_each_would_collect(owner_client, sessions, lone):
     lone("Young, collected within a week.", days_old=10)
     tabs = dict(owner_client.get("/review/decays/").context["horizons"])
