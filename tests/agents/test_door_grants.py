@@ -5,6 +5,7 @@ the domains a recall asks for are the domains searched, never more than the toke
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from memory.questions import plant_question
 from tests._helpers.agents import error_of, make_agent
@@ -68,3 +69,12 @@ def test_context_asked_for_one_of_two_granted_domains_reads_only_that_one(two_do
     agent, _, work = two_domains
     asked = agent.get("context", {"q": "boiler", "scope": "home", "domain": "work"}).json()
     assert [item["id"] for item in asked["items"]] == [work.pk]
+
+
+def test_a_token_revoked_on_the_dashboard_is_refused_at_its_next_call(client, owner_client, db):
+    agent = make_agent(client, name="scout")
+    assert agent.get("recall", {"q": "boiler"}).status_code == 200
+    revoked = owner_client.post(reverse("tokens"), {"name": "scout", "confirmed": "yes"})
+    assert revoked.status_code == 302
+    response = agent.get("recall", {"q": "boiler"})
+    assert (response.status_code, error_of(response)) == (401, "bad_token")

@@ -144,3 +144,16 @@ def test_a_node_revived_before_then_and_decayed_again_since_was_live_then(lone) 
     assert live_at([node.pk], as_of=start + timedelta(seconds=25)) == {node.pk}
     assert live_at([node.pk], as_of=start + timedelta(seconds=35)) == set()
     assert live_at([node.pk], as_of=None) == set()
+
+
+def test_the_node_page_as_of_then_lists_no_event_recorded_later(owner_client, world) -> None:
+    from memory.forgetting import keep
+    from memory.models import Event
+
+    keep(world.a.pk, actor="owner")
+    kept = Event.objects.get(node=world.a, kind="kept")
+    arrived = Event.objects.get(node=world.a, kind="arrived")
+    now = owner_client.get(reverse("node", args=[world.a.pk])).text
+    assert f'id="event-{kept.pk}"' in now
+    then = owner_client.get(reverse("node", args=[world.a.pk]), {"as_of": world.then.isoformat()})
+    assert f'id="event-{arrived.pk}"' in then.text and f'id="event-{kept.pk}"' not in then.text
