@@ -127,3 +127,21 @@ def test_the_scope_a_model_asks_for_in_a_recall_is_the_scope_searched(real_db, s
     assert {p["id"] for p in found["both"]["results"]} == {home.pk, seed.pk}
     assert [p["id"] for p in found["home"]["results"]] == [home.pk]
     assert [p["id"] for p in found["wild"]["results"]] == [seed.pk]
+
+
+def test_the_domains_a_model_asks_for_in_a_recall_are_the_domains_searched(real_db, seed):
+    create_token(name="desk", domains=["personal", "work"])
+    work = _import("The heat pump contract runs to June.", domain="work")
+    _import("The heat pump noise complaint.", domain="health")
+
+    async def script(session):
+        async def ids(**extra: str) -> list[int]:
+            args = {"query": "heat pump", "scope": "wild", **extra}
+            return [p["id"] for p in tool_data(await session.call_tool("recall", args))["results"]]
+
+        return await ids(), await ids(domain="work"), await ids(domain="health")
+
+    granted, asked, outside = mcp_session(real_db, "desk", script)
+    assert set(granted) == {seed.pk, work.pk}  # the grant holds both
+    assert asked == [work.pk]
+    assert outside == []
