@@ -183,19 +183,27 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
         limit: Int = 10,
         as_of: str = "",
         why: Flag = False,
+        domain: str = "",
     ) -> dict[str, Any]:
-        """Previews of live nodes for a query, best first: jurisdiction, id, trust, kind,
-        excerpt, source. Never bodies (use read). scope: home (made here), wild (brought in) or
-        both. why: each preview also says briefly why it was found (words, vector, via #id,
-        date). other_scopes: how many live nodes the scope you did not search also matched,
-        e.g. {"wild": 40}; imported conversations, transcripts and documents are wild, so when
-        the results do not answer and other_scopes names a count, recall again with that scope
-        (or both). forgotten_matches: how many forgotten (decayed) nodes also matched; when it
-        is above 0 and the results do not answer, call dig."""
+        """Previews of live nodes for a query, best first: jurisdiction, id, trust, kind, excerpt,
+        source. Never bodies (use read). scope: home (made here), wild (brought in) or both.
+        domain: one of your token's domains, or several comma-separated, to search only those
+        (empty: all of them). why: each preview also says briefly why it was found (words,
+        vector, via #id, date). other_scopes: how many live nodes the scope you did not search
+        also matched, e.g. {"wild": 40}; imported conversations, transcripts and documents are
+        wild, so when the results do not answer and other_scopes names a count, recall again with
+        that scope (or both). forgotten_matches: how many forgotten (decayed) nodes also matched;
+        when it is above 0 and the results do not answer, call dig."""
         return _run(
             token_name,
             lambda token: api.recall_packets(
-                token, q=query, scope=scope, limit=limit, as_of=as_of or None, why=why
+                token,
+                q=query,
+                scope=scope,
+                domain=domain or None,
+                limit=limit,
+                as_of=as_of or None,
+                why=why,
             ),
         )
 
@@ -205,14 +213,18 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
         scope: Literal["home", "wild", "both"] = "home",
         limit: Int = 10,
         why: Flag = False,
+        domain: str = "",
     ) -> dict[str, Any]:
         """Previews of forgotten (decayed) nodes for a query, ranked as recall ranks, each with
         decayed_at and decayed_why (why it was let go, in words). Dig when recall found nothing
         good enough or says forgotten_matches > 0 for what you need. Digging brings nothing
-        back; reading a node you dug up (read) brings it back, with what it holds. Logged."""
+        back; reading a node you dug up (read) brings it back, with what it holds. Logged. domain:
+        as recall's."""
         return _run(
             token_name,
-            lambda token: api.dig_packets(token, q=query, scope=scope, limit=limit, why=why),
+            lambda token: api.dig_packets(
+                token, q=query, scope=scope, domain=domain or None, limit=limit, why=why
+            ),
         )
 
     @server.tool()
@@ -223,13 +235,20 @@ def _add_read_tools(server: MCPServer, token_name: str) -> None:
 
     @server.tool()
     def context(
-        query: str, budget: Int = 2000, scope: Literal["home", "wild", "both"] = "home"
+        query: str,
+        budget: Int = 2000,
+        scope: Literal["home", "wild", "both"] = "home",
+        domain: str = "",
     ) -> dict[str, Any]:
         """Bodies for a query that fit a budget in approximate tokens (characters / 4), best
         first. Each body returned counts as a read. scope home (the default) leaves out what
-        was brought in (wild: imported conversations, documents): use both when unsure."""
+        was brought in (wild: imported conversations, documents): use both when unsure. domain:
+        as recall's."""
         return _run(
-            token_name, lambda token: api.context(token, q=query, budget=budget, scope=scope)
+            token_name,
+            lambda token: api.context(
+                token, q=query, budget=budget, scope=scope, domain=domain or None
+            ),
         )
 
     @server.tool()

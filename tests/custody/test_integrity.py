@@ -223,3 +223,23 @@ def test_a_decay_recorded_without_its_threshold_is_not_judged_young(make_note, s
     decay_raw(young.pk, "unreachable", detail={})
     assert "min_age_days" not in Event.objects.get(node=young, kind="decayed").detail
     assert failing("root_decayed") == []
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("domain", "work"),
+        ("kind", "journal"),
+        ("jurisdiction", "wild"),
+        ("signature", "forger"),
+        ("source", "elsewhere.md"),
+    ],
+)
+def test_it_names_each_arrival_column_changed_behind_the_node_trigger(make_note, column, value):
+    node = make_note("Every column the arrival describes.")
+    assert failing("nodes_disagree_with_arrival") == []
+    drop_trigger("memory_node_immutable")
+    raw(f"UPDATE memory_node SET {column} = %s WHERE id = %s", (value, node.pk))
+    assert failing("nodes_disagree_with_arrival") == [
+        f"node {node.pk}: {column} differ from its arrival"
+    ]

@@ -337,3 +337,28 @@ def test_a_rewrite_with_every_hash_recomputed_still_disagrees_with_the_anchor(ma
     assert verify().ok  # the chain itself holds again ...
     (violation,) = failing("chain_anchors")  # ... but not against the anchor outside the file
     assert violation.startswith(f"event {mark.through_id} does not carry the hash anchored")
+
+
+def test_an_event_time_edited_below_the_second_breaks_the_chain(make_note):
+    from django.db import connection
+
+    make_note("Chained at full precision.")
+    event = Event.objects.order_by("id").first()
+    # The same second, one microsecond off: what a hash over whole seconds would not see.
+    edited = event.at.replace(microsecond=(event.at.microsecond + 1) % 1_000_000)
+    drop_trigger("memory_event_no_update")
+    at = connection.ops.adapt_datetimefield_value(edited)
+    raw("UPDATE memory_event SET at = %s WHERE id = %s", (at, event.pk))
+    assert verify().broken.startswith(f"event {event.pk} ({event.kind}) does not match")
+
+
+@pytest.mark.parametrize("line", ["not json at all", '{"chain_hash": "ab"}', "[1, 2]", ""])
+def test_a_malformed_line_in_the_anchor_file_is_reported_not_skipped(make_note, chain_anchor, line):
+    make_note("Anchored words.")
+    verify_from_checkpoint()
+    assert not failing("chain_anchors")
+    with chain_anchor.open("a") as handle:
+        handle.write(line + "\n")
+    assert failing("chain_anchors") == [
+        "anchor line 2 is not a checkpoint: the anchor file was edited"
+    ]

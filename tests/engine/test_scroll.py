@@ -204,3 +204,35 @@ def test_slices_exactly_at_the_limit_pass_and_one_byte_more_is_refused(db):
     assert len(b"".join(read_slices("long", [(0, half), (half, half)]))) == READ_LIMIT
     with pytest.raises(TooLarge):
         read_slices("long", [(0, half), (half, half + 1)])
+
+
+def _three_turns() -> list[str]:
+    for n in ("one", "two", "three"):
+        commit_turn(conversation="c", user=n, assistant=n.upper())
+    assert verify_scroll("c")["ok"]
+    return (scroll_dir() / "c.jsonl").read_text().splitlines(keepends=True)
+
+
+def _write(lines: list[str]) -> list[str]:
+    (scroll_dir() / "c.jsonl").write_text("".join(lines))
+    return verify_scroll("c")["problems"]
+
+
+def test_verify_scroll_reports_a_line_taken_out_as_a_gap_in_the_sequence(db):
+    first, _, third = _three_turns()
+    assert f"offset {len(first)}: seq 3, expected 2" in _write([first, third])
+
+
+def test_verify_scroll_reports_two_lines_swapped(db):
+    first, second, third = _three_turns()
+    problems = _write([first, third, second])
+    assert f"offset {len(first)}: seq 3, expected 2" in problems
+
+
+def test_verify_scroll_reports_a_renumbered_line_whose_hash_was_recomputed(db):
+    first, second, third = _three_turns()
+    record = {**json.loads(second), "seq": 7}
+    record["sha256"] = record_hash(record)
+    problems = _write([first, json.dumps(record) + "\n", third])
+    assert not any("does not match its hash" in p for p in problems)
+    assert f"offset {len(first)}: seq 7, expected 2" in problems

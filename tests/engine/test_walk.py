@@ -343,3 +343,17 @@ def test_another_holder_and_a_spent_ticket_are_told_why(make_note):
     with pytest.raises(Forbidden) as refused:
         around(token, holder="agent")
     assert refused.value.message == "this ticket was already used for a step"
+
+
+def test_a_walk_opened_in_one_domain_keeps_its_domains_after_a_step(make_note):
+    here, there = make_note("Here."), make_note("There, next in the thread.")
+    work = make_note("A work note that cites there.", domain="work")
+    Edge.objects.create(from_node=work, to_node=there, kind="cites", created_by="fixture")
+    token = open_walk(here.pk, holder="agent", domains=["personal"])
+    assert ("next", there.pk) in _routes(around(token, holder="agent")["routes"])
+    token = step(token, holder="agent", direction="next", target=there.pk)
+    assert Ticket.objects.get(parent__isnull=False).domains == ["personal"]
+    assert ("in", work.pk) not in _routes(around(token, holder="agent")["routes"])
+    assert ("in", work.pk) in _routes(
+        around(open_walk(there.pk, holder="agent"), holder="agent")["routes"]
+    )
