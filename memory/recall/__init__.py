@@ -33,7 +33,7 @@ from memory.recall import rank
 from memory.recall import why as why_line
 from memory.recall.lexical import match_expression, query_terms
 from memory.scrub import redact
-from memory.vectors.embed import get_embedder
+from memory.vectors.embed import embed_query, get_embedder
 from memory.vectors.index import current as current_index
 from memory.vectors.matrix import Matrix, exact_candidates, vector_matrix
 from memory.visibility import Visibility, live_at
@@ -103,7 +103,7 @@ def _nearest(
     embedder: Any, index: Any, matrix: Matrix, query: str, vis: Visibility, k: int
 ) -> list[tuple[int, float]]:
     """_vector_candidates' search, from the arrays alone (no database: it runs on the worker)."""
-    q = embedder.embed([query])[0]
+    q = embed_query(embedder, query)
     if not np.any(q):
         return []
     hits = exact_candidates(matrix, q, vis, k) if matrix.n else []
