@@ -179,9 +179,12 @@ def main() -> None:
     import django
 
     django.setup()
+    from django.conf import settings
+
     from bench.locomo import prepare_locomo
     from bench.synthetic import use_database
     from memory.recall import rank
+    from memory.vectors.embed import get_embedder
 
     if os.environ.get("GROVE_RERANK_POOL"):  # a trial of another pool size
         rank.POOL = int(os.environ["GROVE_RERANK_POOL"])
@@ -212,6 +215,8 @@ def main() -> None:
             "LoCoMo dev (locomo-dev.json): all five conversations, 760 questions, pools under "
             "the shipped fusion weights (python -m bench.locomo_rerank --fit)"
         )
+        if meaning():
+            note += f", embedder {get_embedder().name} (GROVE_EMBEDDER={settings.GROVE_EMBEDDER})"
         write_model(fit(pool_list), note)
 
 
