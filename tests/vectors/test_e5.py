@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -152,3 +154,25 @@ def test_a_cjk_query_finds_its_answer_with_no_character_in_common(query, answer,
     notes = {body: make_note(body) for body in CJK_NOTES}
     embed_missing()
     assert [p["id"] for p in recall(query)][:1] == [notes[answer].pk]
+
+
+def test_the_engine_runs_on_one_thread_and_leaves_the_environment_as_it_was(tmp_path):
+    script = (
+        "import os, django; django.setup()\n"
+        "from memory.vectors.e5 import E5Embedder\n"
+        "before = len(os.listdir('/proc/self/task'))\n"
+        "embedder = E5Embedder()\n"
+        "embedder.embed(['a body to embed'] * 16)\n"
+        "print(len(os.listdir('/proc/self/task')) - before, os.environ['OMP_NUM_THREADS'])\n"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "grove.settings",
+        "GROVE_DATA_DIR": str(tmp_path),
+        "OMP_NUM_THREADS": "4",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "4"]  # no OpenMP worker started; the variable put back
