@@ -42,7 +42,7 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 		echo "No Python >= 3.12 on PATH (python3.13, python3.12, pyenv's or python3): uv installs one: $(UV) python install 3.12"; \
 		$(UV) python install 3.12 || { echo "uv could not install Python 3.12 (no network to its downloads?): install python3.12, or set PYTHON=/path/to/python3.12"; exit 1; }; \
 	fi
-	UV_PYTHON=$(or $(PYTHON),3.12) $(UV) sync --frozen --quiet
+	UV_PYTHON=$(or $(PYTHON),3.12) $(UV) sync --frozen --quiet --extra semantic
 	@touch $@
 
 setup: $(VENV)/.synced

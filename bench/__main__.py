@@ -32,6 +32,7 @@ SECTIONS = [
     "batch",
     "watch",
     "secrets",
+    "semantic",
 ]
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 _SIZE_ROW = re.compile(r"^\| ([\d,]+) \|")

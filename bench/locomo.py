@@ -112,6 +112,8 @@ def memoised() -> Iterator[None]:
         (rank, "lawful_trust"),
         (packets, "preview_rows"),
     ]
+    from bench.embed_cache import cached
+
     saved = [(m, n, getattr(m, n)) for m, n in [*by_call, *by_id, (recall, "vector_search")]]
     for module, name in by_call:
         setattr(module, name, _remember(getattr(module, name)))
@@ -119,7 +121,8 @@ def memoised() -> Iterator[None]:
     for module, name in by_id:
         setattr(module, name, _remember_each(getattr(module, name), as_set=name == "live_at"))
     try:
-        yield
+        with cached():  # and the questions' vectors, across runs
+            yield
     finally:
         for module, name, func in saved:
             setattr(module, name, func)
@@ -181,6 +184,7 @@ def per_question(
 def prepare_locomo() -> tuple[Path, list[Question]]:
     """A bench database holding the LoCoMo file, ingested and slept once. With
     GROVE_BENCH_REUSE=1 an existing one is reused (a quicker loop while tuning)."""
+    from bench.embed_cache import cached
     from bench.synthetic import bench_dir, migrated, use_database
     from memory.importers.locomo import ingest
     from memory.sleep.run import run_sleep
@@ -195,7 +199,8 @@ def prepare_locomo() -> tuple[Path, list[Question]]:
     with use_database(path):
         call_command("migrate", verbosity=0)
         ingest(source, tz="UTC")
-        run_sleep(requested_by="bench")
+        with cached():  # a slow model embeds the turns once, not once a run
+            run_sleep(requested_by="bench")
     return path, questions(samples)
 
 

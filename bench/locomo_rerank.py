@@ -6,7 +6,10 @@ For a fusion setting, every question is recalled once with the reranker observin
 labelled by whether its source is one of the question's evidence turns. Then, five times, a
 logistic regression is fitted on the pools of four conversations' questions and orders the
 fifth's; R@k of that order is the held-out figure. Fitted on all five, the same regression is
-what `--fit` writes to memory/recall/rerank.json (the coefficients recall ships).
+what `--fit` writes to memory/recall/rerank.json (the coefficients recall ships). Under an
+embedder with a query form of its own (a trained model: e5) the pools also carry the reranker's
+MEANING column, and `--fit` writes memory/recall/rerank-<embedder name>.json instead, the file
+recall reads under that embedder (memory.recall.rerank.model_path).
 
     python -m bench.locomo_rerank          # held-out figures for the shipped fusion weights
     python -m bench.locomo_rerank --fit    # ... and write memory/recall/rerank.json from all five
@@ -36,10 +39,20 @@ class Pool:
     wanted: int  # evidence turns of the question (in the pool or not)
 
 
+def meaning() -> bool:
+    """Whether the pools carry MEANING: the embedder in use is a trained model (it has a query
+    form of its own); the hashing embedder's cosines to every candidate lowered held-out R@10
+    (docs/recall.md), so its reranker keeps the FEATURES alone."""
+    from memory.vectors.embed import get_embedder
+
+    return hasattr(get_embedder(), "embed_query")
+
+
 def pools(qs: list[Question], setting: dict[str, Any]) -> list[Pool]:
     """Every question's pool under the fusion `setting`, the reranker off (the fused order)."""
     from memory.recall import rank, rerank
 
+    width = len(rerank.FEATURES) + (len(rerank.MEANING) if meaning() else 0)
     with connection.cursor() as cursor:
         cursor.execute("SELECT id, source FROM memory_node")
         source = dict(cursor.fetchall())
@@ -49,7 +62,7 @@ def pools(qs: list[Question], setting: dict[str, Any]) -> list[Pool]:
         with (
             rank.using(**setting),
             rerank.using(None),
-            rerank.observing(lambda ids, x, seen=seen: seen.append((ids, x))),
+            rerank.observing(lambda ids, x, seen=seen: seen.append((ids, x)), meaning=meaning()),
         ):
             top = grove_recall(q["question"], q["sample"], max(KS))
         wanted = {f"{q['sample']}#{dia}" for dia in q["evidence"]}
@@ -57,7 +70,7 @@ def pools(qs: list[Question], setting: dict[str, Any]) -> list[Pool]:
             ids, x = seen[-1]
         else:  # no pool was ranked (nothing, or one candidate)
             ids = [i for i, s in source.items() if s in top][:1]
-            x = np.zeros((len(ids), len(rerank.FEATURES)))
+            x = np.zeros((len(ids), width))
         labels = np.array([1.0 if source.get(i) in wanted else 0.0 for i in ids])
         found.append(Pool(ids=ids, x=x, labels=labels, wanted=len(wanted)))
     return found
@@ -138,10 +151,15 @@ def reranked_held_out(
 
 
 def write_model(model: Any, note: str) -> None:
-    from memory.recall.rerank import FEATURES, MODEL_PATH
+    from memory.recall.rerank import FEATURES, MEANING, MODEL_PATH
+    from memory.vectors.embed import get_embedder
 
+    names = [*FEATURES, *MEANING] if model.meaning else list(FEATURES)
+    path = MODEL_PATH
+    if model.meaning:
+        path = MODEL_PATH.with_name(f"rerank-{get_embedder().name}.json")
     data = {
-        "features": list(FEATURES),
+        "features": names,
         "mean": [round(float(v), 6) for v in model.mean],
         "scale": [round(float(v), 6) for v in model.scale],
         "coefficients": [round(float(v), 6) for v in model.coefficients],
@@ -149,7 +167,7 @@ def write_model(model: Any, note: str) -> None:
     }
     # One line a key: a refit shows as a diff of numbers.
     lines = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items()]
-    MODEL_PATH.write_text("{\n" + ",\n".join(lines) + "\n}\n")
+    path.write_text("{\n" + ",\n".join(lines) + "\n}\n")
 
 
 def main() -> None:
@@ -161,9 +179,12 @@ def main() -> None:
     import django
 
     django.setup()
+    from django.conf import settings
+
     from bench.locomo import prepare_locomo
     from bench.synthetic import use_database
     from memory.recall import rank
+    from memory.vectors.embed import get_embedder
 
     if os.environ.get("GROVE_RERANK_POOL"):  # a trial of another pool size
         rank.POOL = int(os.environ["GROVE_RERANK_POOL"])
@@ -194,6 +215,8 @@ def main() -> None:
             "LoCoMo dev (locomo-dev.json): all five conversations, 760 questions, pools under "
             "the shipped fusion weights (python -m bench.locomo_rerank --fit)"
         )
+        if meaning():
+            note += f", embedder {get_embedder().name} (GROVE_EMBEDDER={settings.GROVE_EMBEDDER})"
         write_model(fit(pool_list), note)
 
 

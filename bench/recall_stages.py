@@ -32,6 +32,7 @@ STAGES = [
     ("memory.recall.rank", "_expand"),
     ("memory.packets", "preview_rows"),  # the pool's rows (and their parents, for the reranker)
     ("memory.recall.rank", "boost"),  # those rows read, recency and the signer boost
+    ("memory.recall", "_meaning"),  # the pool's cosines to the query (a reranker fitted for e5)
     ("memory.recall.rerank", "signals"),
     ("memory.recall.rerank", "reorder"),
 ]

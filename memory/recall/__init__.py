@@ -35,6 +35,7 @@ from memory.recall.lexical import match_expression, query_terms
 from memory.scrub import redact
 from memory.vectors.embed import get_embedder
 from memory.vectors.index import current as current_index
+from memory.vectors.likeness import centroid, cosines, query_vector, vectors
 from memory.vectors.matrix import Matrix, exact_candidates, vector_matrix
 from memory.visibility import Visibility, live_at
 
@@ -46,7 +47,6 @@ logger = logging.getLogger("grove.recall")
 MAX_LIMIT = 100
 # How much of an agent's query its recalled event keeps (the RecallLog row keeps 2,000).
 RECALLED_QUERY_CHARS = 500
-VECTOR_CANDIDATES = 100
 # Below this cosine, similarity is projection noise (random 256-d projections of unrelated
 # texts scatter about zero with a spread of about 1/sqrt(256) = 0.06), not meaning.
 VECTOR_MIN_SIMILARITY = 0.15
@@ -103,13 +103,39 @@ def _nearest(
     embedder: Any, index: Any, matrix: Matrix, query: str, vis: Visibility, k: int
 ) -> list[tuple[int, float]]:
     """_vector_candidates' search, from the arrays alone (no database: it runs on the worker)."""
-    q = embedder.embed([query])[0]
+    return _nearest_to(query_vector(embedder, query), index, matrix, vis, k)
+
+
+def _nearest_to(
+    q: Any, index: Any, matrix: Matrix, vis: Visibility, k: int
+) -> list[tuple[int, float]]:
+    """The k nearest rows to the vector `q` the caller may see, at or above
+    VECTOR_MIN_SIMILARITY, from the newest rows' matrix and the index."""
     if not np.any(q):
         return []
     hits = exact_candidates(matrix, q, vis, k) if matrix.n else []
     if index is not None:
         hits = sorted([*hits, *index.search(q, vis, k)], key=lambda h: -h[1])[:k]
     return [(node_id, score) for node_id, score in hits if score >= VECTOR_MIN_SIMILARITY]
+
+
+def _meaning(query: str, ids: list[int]) -> dict[int, float]:
+    """The cosine of the query to each of `ids` (rank's lawful pool) under the current model
+    (the reranker's MEANING)."""
+    embedder = get_embedder()
+    return cosines(embedder.name, query_vector(embedder, query), ids)
+
+
+def _like(query: str, vis: Visibility, k: int, first: list[int]) -> list[tuple[int, float]]:
+    """The second step's meaning list: the k visible nodes nearest to the unit mean of the
+    query's vector and the `first` results' (lawful: rank judged them), through the same
+    search and visibility as the vector list."""
+    embedder = get_embedder()
+    q = query_vector(embedder, query)
+    index = current_index(model=embedder.name, dim=embedder.dim)
+    matrix = vector_matrix(after_id=index.last_vector_id if index else 0)
+    found = vectors(embedder.name, first, embedder.dim)
+    return _nearest_to(centroid(q, found), index, matrix, vis, k)
 
 
 def recall(
@@ -205,7 +231,8 @@ def _rank(
     include_superseded: bool,
     why: bool = False,
 ) -> list[dict[str, Any]]:
-    vector_hits = vector_search(query, vis, VECTOR_CANDIDATES) if rank.WEIGHTS.vector else list
+    w = rank.WEIGHTS
+    vector_hits = vector_search(query, vis, w.vector_k) if w.vector else list
     ranked = rank.rank(
         query,
         terms,
@@ -213,6 +240,8 @@ def _rank(
         vector_hits=vector_hits,
         limit=limit,
         include_superseded=include_superseded,
+        meaning=functools.partial(_meaning, query),
+        like=functools.partial(_like, query, vis, w.vector_k),
     )
     packets = [packet(r.row, trust=r.trust, score=r.score) for r in ranked]
     if why:

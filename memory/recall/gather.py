@@ -13,13 +13,18 @@ memory.recall.rank calls these on its candidates, each as its weight says
 - `select`: the final greedy pick, where a node whose parent already placed nodes gives way
   (diversity);
 - `speakers_named`: the query words naming a signer of the best hits, which rank searches
-  apart at a lower weight; on (names 0.25).
+  apart at a lower weight; on (names 0.25);
+- `second_terms`: the second step's words, the names and dates the first results mention
+  (rank's second step also searches by meaning near them: memory.recall.rank._second_step).
 Only candidates already judged lawful reach session_lift and select: they reorder, never admit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+
+# Words of the first results' mentions one second query holds: three results name a handful.
+SECOND_TERMS = 12
 
 Neighbours = Callable[..., dict[int, list[tuple[int, str]]]]
 
@@ -120,3 +125,17 @@ def speakers_named(terms: Sequence[str], signatures: Sequence[str]) -> list[str]
 
     names = {t for signature in signatures for t in query_terms(signature)}
     return [t for t in terms if t in names]
+
+
+def second_terms(mention_lines: Sequence[str]) -> list[str]:
+    """The query words of the first results' mentions ("kind:entity" lines, their signers'
+    names left out by the caller): names and dates, not quantities ("3 years" names no
+    event). At most SECOND_TERMS, in the order named."""
+    from memory.recall.lexical import query_terms
+
+    words: list[str] = []
+    for line in mention_lines:
+        kind, _, entity = line.partition(":")
+        if kind in ("name", "date"):
+            words.extend(query_terms(entity))
+    return list(dict.fromkeys(words))[:SECOND_TERMS]

@@ -68,6 +68,7 @@ class Weights:
 
     fts: float = 1.0
     vector: float = 0.1
+    vector_k: int = 100
     neighbour: float = 1.0
     signer: float = 2.0
     feedback: float = 0.0
@@ -82,6 +83,12 @@ class Weights:
     reach_decay: float = 0.5
     session: float = 0.0
     names: float = 0.25
+    # The second step (memory.recall.gather.second_terms, recall's second-step search): the
+    # first results' names and dates searched as words, and the nodes nearest in meaning to
+    # the query with the first results; each list's weight, and how many first results.
+    second_words: float = 0.0
+    second_meaning: float = 0.0
+    second_seeds: int = 3
 
 
 WEIGHTS = Weights()
@@ -124,10 +131,15 @@ def rank(
     vector_hits: Sequence[tuple[int, float]] | Callable[[], Sequence[tuple[int, float]]],
     limit: int,
     include_superseded: bool,
+    meaning: Callable[[list[int]], dict[int, float]] | None = None,
+    like: Callable[[list[int]], Sequence[tuple[int, float]]] | None = None,
 ) -> list[Ranked]:
     """The best `limit` nodes for the query `terms`, each with its trust and preview row.
     `vector_hits` may be a call that waits for them (recall.vector_search): the word lists are
-    read first, while the vectors are searched on another thread."""
+    read first, while the vectors are searched on another thread. `meaning(ids)` gives the
+    query's cosine to lawful nodes, read for the pool when the reranker wants it; `like(ids)`
+    the visible nodes nearest in meaning to the query with those first results (the second
+    step)."""
     w = WEIGHTS
     word_hits = fts_candidates(terms, vis, FTS_CANDIDATES)
     # Substrings in scripts without spaces count as words (same weight, own normalisation).
@@ -161,15 +173,17 @@ def rank(
     seeds = sorted(scores, key=scores.__getitem__, reverse=True)[: w.seeds]
     via = _expand(seeds, scores, trusts, vis, include_superseded)
     through = _entity_expand(seeds, scores, trusts, vis, include_superseded) if w.entity else {}
+    second = _second_step(scores, trusts, vis, include_superseded, like)
     ordered = sorted(scores, key=scores.__getitem__, reverse=True)[: max(limit * 3, POOL)]
     now = vis.as_of or timezone.now()
     rows, boosted = boost(ordered, read, scores, terms, now=now, signer=w.signer, parents=reranks)
     # Ties go to the older node (lower id), whatever order the rows came back in.
     ordered = sorted(rows, key=lambda i: (-scores[i], i))
     if len(ordered) > 1 and reranks:
+        likeness = meaning(ordered) if meaning is not None and rerank.wants_meaning() else None
         signals = rerank.signals(
             rows, words=word_hits, unnamed=unnamed, vector=vector_hits, date=dated, via=via,
-            signer=boosted, named=bool(named),
+            signer=boosted, named=bool(named), meaning=likeness,
         )  # fmt: skip
         ordered = rerank.reorder(ordered, scores, signals)
     chosen = _choose(ordered, scores, limit)
@@ -179,6 +193,7 @@ def rank(
         "vector": dict(vector_hits),
         "date": dict(dated),
         "feedback": dict.fromkeys(fed[1], 0.0),
+        "like the first results": second,
     }
     notes = {"substring": ", ".join(spaceless_runs(query)), "feedback": ", ".join(fed[0][:3])}
     return [
@@ -264,6 +279,50 @@ def _entity_expand(
     entity)."""
     reached = _entity_neighbours(seeds, vis, cap=WEIGHTS.entity_cap)
     return _lift(seeds, reached, WEIGHTS.entity, scores, trusts, vis, include_superseded)
+
+
+def _second_step(
+    scores: dict[int, float],
+    trusts: dict[int, str],
+    vis: Visibility,
+    include_superseded: bool,
+    like: Callable[[list[int]], Sequence[tuple[int, float]]] | None,
+) -> dict[int, float]:
+    """The second step of gathering: the best WEIGHTS.second_seeds results so far (lawful,
+    after the expansion) make a second query, whose lawful results join the fusion: their names
+    and dates as words (WEIGHTS.second_words), and the nodes nearest in meaning to the query
+    with them (`like`, WEIGHTS.second_meaning). A question answered by two memories names the
+    first; what the first says leads to the second. Returns the nodes it found."""
+    w = WEIGHTS
+    if not (w.second_words or (w.second_meaning and like is not None)) or not scores:
+        return {}
+    first = sorted(scores, key=lambda i: (-scores[i], i))[: w.second_seeds]
+    lists: list[tuple[Sequence[tuple[int, float]], float]] = []
+    if w.second_words:
+        words = gather.second_terms(_mention_lines(first))
+        if words:
+            lists.append((fts_candidates(words, vis, FTS_CANDIDATES), w.second_words))
+    if w.second_meaning and like is not None:
+        lists.append((like(first), w.second_meaning))
+    found: dict[int, float] = {}
+    for hits, weight in lists:
+        new = {i for i, _ in hits} - set(trusts)
+        if new:
+            trusts.update(_lawful(new, vis, include_superseded))
+        lawful = [(i, v) for i, v in hits if i in trusts and i not in first]
+        _add(scores, lawful, weight)
+        found.update(lawful)
+    return found
+
+
+def _mention_lines(ids: list[int]) -> list[str]:
+    """The names (other than the nodes' signers) and dates the nodes mention (sleep's rows)."""
+    from memory.packets import preview_rows
+
+    rows = preview_rows(ids, parents=True)
+    signers = {str(r["signature"]).casefold() for r in rows.values()}
+    lines = [line for r in rows.values() if r.get("mentions") for line in r["mentions"].split("\n")]
+    return [line for line in lines if line.partition(":")[2] not in signers]
 
 
 def _lift(

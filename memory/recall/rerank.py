@@ -4,9 +4,10 @@ POOL best candidates (memory.recall.rank), learned from questions whose evidence
 The signals are what ranking already knows about a candidate (its fused score and place, the
 lists it came from, the edge that brought it, whether its signer is named, its length, and how
 it sits beside the best hits: same parent, turns away; the names, dates and quantities sleep
-found in it); nothing is read for them but the candidates' parents and mentions. The model
+found in it); nothing is read for them but the candidates' parents and mentions, and, for a
+model fitted with MEANING, each candidate's stored vector. The model
 is a logistic regression whose coefficients are a file (MODEL_PATH, plain JSON: feature
-names, scaling, coefficients); the bench fits it
+names, scaling, coefficients; or one fitted for the embedder in use, model_path); the bench fits it
 (`python -m bench.locomo_rerank --fit`) on the LoCoMo dev questions, which makes its
 coefficients tunables chosen on dev, like memory.recall.rank.Weights (docs/recall.md says so and how
 the held-out figure keeps it honest). Without a usable file (missing, unreadable, features that
@@ -59,6 +60,11 @@ FEATURES = (
     "names",
     "specifics",  # dates and quantities it mentions, up to SPECIFICS
 )
+# A model fitted for a trained embedder (e5) also reads its cosine of the query to every
+# candidate of the pool (memory.vectors.likeness), not only to those the vector list ranked:
+# what a turn means, beside what it says. Its coefficients are fitted on that model's cosines,
+# so they live in a file named for the embedder (model_path), never applied to another's.
+MEANING = ("meaning",)
 # Mentions counted before they stop adding (set by reading, not searched: docs/recall.md).
 NAMES = 3
 SPECIFICS = 2
@@ -83,6 +89,7 @@ class Signals:
     parents: dict[int, int] = field(default_factory=dict)
     mentions: dict[int, str] = field(default_factory=dict)  # "kind:entity" lines (sleep's rows)
     speakers: frozenset[str] = frozenset()  # the pool's signers, casefolded
+    meaning: dict[int, float] | None = None  # cosine to the query, when a model reads MEANING
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,11 @@ class Model:
     mean: npt.NDArray[np.float64]
     scale: npt.NDArray[np.float64]
     coefficients: npt.NDArray[np.float64]
+
+    @property
+    def meaning(self) -> bool:
+        """Whether it reads the MEANING column after FEATURES."""
+        return len(self.coefficients) == len(FEATURES) + len(MEANING)
 
     def score(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         scores: npt.NDArray[np.float64] = ((x - self.mean) / self.scale) @ self.coefficients
@@ -153,6 +165,7 @@ def signals(
     via: dict[int, tuple[int, str]],
     signer: set[int],
     named: bool,
+    meaning: dict[int, float] | None = None,
 ) -> Signals:
     """Signals from rank's lists and its pool's preview rows (read with their parents)."""
     return Signals(
@@ -161,6 +174,7 @@ def signals(
         parents={i: r["parent"] for i, r in rows.items() if r.get("parent") is not None},
         mentions={i: r["mentions"] for i, r in rows.items() if r.get("mentions")},
         speakers=frozenset(str(r["signature"]).casefold() for r in rows.values()),
+        meaning=meaning,
     )  # fmt: skip
 
 
@@ -196,11 +210,13 @@ def _mentioned(lines: str | None, speakers: frozenset[str]) -> tuple[float, floa
 def features(
     ordered: Sequence[int], scores: dict[int, float], s: Signals
 ) -> npt.NDArray[np.float64]:
-    """One row of FEATURES per node of `ordered` (the fused order, best first), built a column
-    at a time into one array (a Python row per candidate cost a tenth of a 10k recall;
-    tests/recall/test_rerank.py holds them equal to a row-at-a-time reference)."""
+    """One row of FEATURES (and MEANING, when the signals carry it) per node of `ordered` (the
+    fused order, best first), built a column at a time into one array (a Python row per
+    candidate cost a tenth of a 10k recall; tests/recall/test_rerank.py holds them equal to a
+    row-at-a-time reference)."""
     n = len(ordered)
-    x = np.empty((n, len(FEATURES)), dtype=np.float64)
+    width = len(FEATURES) + (len(MEANING) if s.meaning is not None else 0)
+    x = np.empty((n, width), dtype=np.float64)
     if not n:
         return x
     ids = np.fromiter(ordered, dtype=np.int64, count=n)
@@ -234,15 +250,24 @@ def features(
     x[:, 15] = np.where(np.isfinite(near), 1.0 / (1 + near), 0.0)
     mentions, speakers = s.mentions, s.speakers
     x[:, 16:18] = [_mentioned(mentions.get(i), speakers) for i in ordered]
+    if s.meaning is not None:  # a node with no vector yet (not slept) reads 0, like no mention
+        x[:, 18] = _column(ordered, s.meaning, n)
     return x
 
 
 # --- the model in use ----------------------------------------------------------------------
 
 _lock = threading.Lock()
-_state: dict[str, Any] = {"loaded": False, "model": None}
+_models: dict[str, Model | None] = {}  # by embedder name
 _override: list[Model | None] = []
-_observers: list[Callable[[list[int], np.ndarray], None]] = []
+_observers: list[tuple[Callable[[list[int], np.ndarray], None], bool]] = []
+
+
+def model_path(embedder: str) -> Path:
+    """The file recall's reranker is read from under `embedder` (its name): one fitted for that
+    model when the bench wrote one (rerank-<name>.json, with MEANING), else MODEL_PATH."""
+    own = MODEL_PATH.with_name(f"rerank-{embedder}.json")
+    return own if own.exists() else MODEL_PATH
 
 
 def load(path: Path | None = None) -> Model:
@@ -258,9 +283,9 @@ def load(path: Path | None = None) -> Model:
         raise
     except Exception as exc:  # bad JSON, a missing key, a non-number: one answer
         raise ModelRefused(f"unreadable ({type(exc).__name__}: {exc})") from None
-    if names != list(FEATURES):
+    if names not in (list(FEATURES), [*FEATURES, *MEANING]):
         raise ModelRefused(f"fitted on features {names}, recall computes {list(FEATURES)}")
-    n = len(FEATURES)
+    n = len(names)
     if not (mean.shape == scale.shape == coef.shape == (n,)):
         raise ModelRefused(f"expected {n} numbers each in mean, scale and coefficients")
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(coef)) and np.all(scale > 0)):
@@ -269,29 +294,31 @@ def load(path: Path | None = None) -> Model:
 
 
 def current() -> Model | None:
-    """The model recall uses: an override (the bench, tests), else the file, loaded once per
-    process; None (the fused order) when it is missing or refused."""
+    """The model recall uses: an override (the bench, tests), else the file for the embedder
+    in use (model_path), loaded once per process and embedder; None (the fused order) when it
+    is missing or refused."""
     if _override:
         return _override[-1]
     if not settings.GROVE_RERANK:
         return None
+    from memory.vectors.embed import get_embedder
+
+    embedder = get_embedder().name
     with _lock:
-        if not _state["loaded"]:
-            _state["loaded"] = True
+        if embedder not in _models:
+            path = model_path(embedder)
+            _models[embedder] = None
             try:
-                _state["model"] = load(MODEL_PATH)
+                _models[embedder] = load(path)
             except (ModelRefused, FileNotFoundError) as exc:
-                logger.warning(
-                    "reranker %s refused: %s; recall keeps the fused order", MODEL_PATH, exc
-                )
-        model: Model | None = _state["model"]
-        return model
+                logger.warning("reranker %s refused: %s; recall keeps the fused order", path, exc)
+        return _models[embedder]
 
 
 def forget() -> None:
-    """Load the file again on next use (tests)."""
+    """Load the files again on next use (tests)."""
     with _lock:
-        _state["loaded"], _state["model"] = False, None
+        _models.clear()
 
 
 @contextlib.contextmanager
@@ -305,18 +332,30 @@ def using(model: Model | None) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def observing(observer: Callable[[list[int], np.ndarray], None]) -> Iterator[None]:
-    """Call `observer(ordered, features)` for every pool ranked (the bench's fitting)."""
-    _observers.append(observer)
+def observing(
+    observer: Callable[[list[int], np.ndarray], None], *, meaning: bool = False
+) -> Iterator[None]:
+    """Call `observer(ordered, features)` for every pool ranked (the bench's fitting); with
+    `meaning`, the features carry the MEANING column."""
+    entry = (observer, meaning)
+    _observers.append(entry)
     try:
         yield
     finally:
-        _observers.remove(observer)
+        _observers.remove(entry)
 
 
 def wanted() -> bool:
     """Whether rank should compute the signals (a model or an observer wants them)."""
     return bool(_observers) or current() is not None
+
+
+def wants_meaning() -> bool:
+    """Whether rank should read the pool's cosines to the query (MEANING)."""
+    if any(meaning for _, meaning in _observers):
+        return True
+    model = current()
+    return model is not None and model.meaning
 
 
 def reorder(ordered: list[int], scores: dict[int, float], signals: Signals) -> list[int]:
@@ -325,10 +364,23 @@ def reorder(ordered: list[int], scores: dict[int, float], signals: Signals) -> l
     if len(ordered) <= 1 or (model is None and not _observers):
         return ordered
     x = features(ordered, scores, signals)
-    for observer in _observers:
+    for observer, _ in _observers:
         observer(list(ordered), x)
     if model is None:
         return ordered
+    if model.meaning != (x.shape[1] > len(FEATURES)):  # (rank reads what wants_meaning says)
+        x = _width(x, signals, ordered, model.meaning)
     score = model.score(x)
     # A stable sort of the negated scores: ties keep the fused order.
     return [ordered[r] for r in np.argsort(-score, kind="stable").tolist()]
+
+
+def _width(
+    x: npt.NDArray[np.float64], signals: Signals, ordered: Sequence[int], meaning: bool
+) -> npt.NDArray[np.float64]:
+    """`x` with the MEANING column the model reads (its cosines, or 0 when none were read), or
+    without the one it does not."""
+    if not meaning:
+        return x[:, : len(FEATURES)]
+    column = _column(ordered, signals.meaning or {}, len(ordered))
+    return np.column_stack([x[:, : len(FEATURES)], column])

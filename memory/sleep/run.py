@@ -181,7 +181,12 @@ def _embed(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[
 
     if dry_run:
         return {"count": missing(), "model": name}
-    made = embed_missing(limit=limit, batch=4096, since=since)
+
+    def progress(made: int, listed: int) -> None:
+        # A new model re-embeds every node (e5: minutes per 10k): the run page shows how far.
+        beat(model=name, made=made, of=listed)
+
+    made = embed_missing(limit=limit, batch=4096, since=since, progress=progress)
     # "complete" tells integrity that every node up to through_id had its vector after a run.
     return {"count": made, "model": name, "through_id": through, "complete": missing() == 0}
 

@@ -5,7 +5,10 @@ The default, HashingEmbedder, needs no download and no fitting: scikit-learn's H
 projection, which preserves cosine similarity in expectation (Achlioptas). Another embedder is
 chosen with the GROVE_EMBEDDER setting: a dotted path to a class taking `path` (a local model
 directory in GROVE_EMBEDDER_PATH, never downloaded) with `name`, `dim` and `embed` as below;
-memory.vectors.static.Model2VecEmbedder reads a model2vec static model that way. A configured
+memory.vectors.static.Model2VecEmbedder reads a model2vec static model that way, and
+memory.vectors.e5.E5Embedder the e5 model a package ships (no path). An embedder trained with
+separate query and passage forms (e5) also has `embed_query`; recall embeds its query through
+embed_query() below, everything else (bodies) through `embed`. A configured
 embedder that cannot load (EmbedderRefused: a missing or corrupt model) is logged and replaced
 by the hashing embedder, never a crash.
 Switching models re-embeds: vectors are keyed by model name and only the current model is read.
@@ -16,7 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -48,6 +51,22 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Return float32 vectors of shape (len(texts), dim), L2-normalised, never zero."""
         ...
+
+
+def embed_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
+    """`text` as a recall query: the embedder's own query form when it has one (e5's "query: "),
+    else the same vector a body gets. Shape (dim,)."""
+    own: Callable[[str], npt.NDArray[np.float32]] | None = getattr(embedder, "embed_query", None)
+    if own is not None:
+        return own(text)
+    vector: npt.NDArray[np.float32] = embedder.embed([text])[0]
+    return vector
+
+
+def batch_size(embedder: Embedder, default: int) -> int:
+    """Bodies per embedding batch: a slow model (e5) asks for fewer, so progress is reported
+    and a sleep run beats between batches."""
+    return min(default, int(getattr(embedder, "batch", default)))
 
 
 class HashingEmbedder:
@@ -166,6 +185,7 @@ def embed_missing(
     batch: int = 512,
     embedder: Embedder | None = None,
     since: Since | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Embed live nodes that have no vector for the current model (or `embedder`, a model not
     yet published), in batches of `batch`, each batch in its own transaction. Store clock order
@@ -175,15 +195,20 @@ def embed_missing(
     One query lists what is missing (ids only); bodies are then read a batch at a time and the
     vectors written with one INSERT per batch, so the work grows with the nodes embedded (not
     with a re-scan of the graph per batch) and only one batch of bodies is in memory. Nodes
-    that arrive meanwhile are found by the next listing."""
+    that arrive meanwhile are found by the next listing. `progress(made, listed)` is called
+    after each batch (listed: the nodes found missing so far, made: embedded so far)."""
     embedder = embedder or get_embedder()
-    made = 0
+    batch = batch_size(embedder, batch)
+    made = listed = 0
     while limit is None or made < limit:
         ids = missing_ids(embedder.name, limit=None if limit is None else limit - made, since=since)
         if len(ids) == 0:
             break
+        listed = made + len(ids)
         for start in range(0, len(ids), batch):
             made += _embed_batch(embedder, ids[start : start + batch])
+            if progress is not None:
+                progress(made, listed)
     return made
 
 

@@ -157,6 +157,46 @@ def entity(world: World, domains: list[str], as_of: str | None) -> str | None:
     return _find(found, world.subject.pk)
 
 
+def _seeker(world: World) -> int:
+    from memory.recall.entities import record_mentions
+
+    if not Node.objects.filter(body=SEEKER).exists():
+        world.make(SEEKER, days_old=1)
+    record_mentions(after_id=0, limit=None)  # sleep's step; a node's rows are written once
+    return Node.objects.get(body=SEEKER).pk
+
+
+def second_words(world: World, domains: list[str], as_of: str | None) -> str | None:
+    """The query finds only the seeker; the subject can come back only through the second
+    step's words (the name the seeker mentions, searched again: memory.recall.rank)."""
+    from memory.recall import rank
+
+    seeker = _seeker(world)
+    assert _find(recall(SEEKER_QUERY, scope="both", domains=domains), world.subject.pk) is None
+    with rank.using(second_words=1.0, second_seeds=1):
+        found = recall(SEEKER_QUERY, scope="both", domains=domains, as_of=as_of)
+    assert _find(found, seeker) is not None
+    return _find(found, world.subject.pk)
+
+
+def second_meaning(world: World, domains: list[str], as_of: str | None) -> str | None:
+    """Vectors only: the query's vector finds the seeker, not the subject; the subject can come
+    back only as near the query with the seeker (the second step's meaning list)."""
+    import memory.recall.rank as rank_module
+
+    seeker = _seeker(world)
+    embed_missing()
+    with world.monkeypatch.context() as patch:
+        for name in ("fts_candidates", "trigram_candidates", "date_candidates"):
+            patch.setattr(rank_module, name, lambda *args, **kwargs: [])
+        first = recall(SEEKER_QUERY, scope="both", domains=domains)
+        assert _find(first, world.subject.pk) is None
+        with rank_module.using(second_meaning=1.0, second_seeds=1):
+            found = recall(SEEKER_QUERY, scope="both", domains=domains, as_of=as_of)
+    assert _find(found, seeker) is not None
+    return _find(found, world.subject.pk)
+
+
 def gathered(world: World, domains: list[str], as_of: str | None) -> str | None:
     """The query finds only the chain's end; the subject is two turns up the chain, reached
     only with WEIGHTS.reach 2 or more (memory.recall.gather.chain), the session lift and diversity
@@ -269,6 +309,8 @@ PATHS: dict[str, Callable[[World, list[str], str | None], str | None]] = {
     "expansion": expansion,
     "entity": entity,
     "gathered": gathered,
+    "second_words": second_words,
+    "second_meaning": second_meaning,
     "read": reading,
     "walk_open": walk_open,
     "walk_around": walk_around,

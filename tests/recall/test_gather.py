@@ -5,7 +5,7 @@ and query words naming a speaker."""
 from __future__ import annotations
 
 from memory.recall import rank, recall
-from memory.recall.gather import select, session_lift
+from memory.recall.gather import second_terms, select, session_lift
 from memory.write import write_node
 
 
@@ -98,3 +98,37 @@ def test_a_sealed_nodes_signer_does_not_count_as_a_speaker(make_note) -> None:
     assert order(1.0) != order(0.25)  # the fixture: Zed's name is searched apart
     seal(zed.pk, owner="owner", reason="private")
     assert zed.pk not in order(1.0) and order(1.0) == order(0.25)
+
+
+def test_the_second_query_holds_the_names_and_dates_the_first_results_mention() -> None:
+    lines = ["name:eiffel tower", "quantity:3 kids", "date:7 may 2023", "name:eiffel tower"]
+    assert second_terms(lines) == ["eiffel", "tower", "7", "may", "2023"]
+
+
+def test_recall_embeds_its_query_once_for_the_vector_list_and_the_meaning_read(
+    make_note, monkeypatch
+) -> None:
+    import numpy as np
+
+    from memory.recall import rerank
+    from memory.vectors import likeness
+    from memory.vectors.embed import embed_missing, get_embedder
+
+    monkeypatch.setattr(likeness, "_kept", type(likeness._kept)())  # no query kept from before
+    make_note("The heron nests by the mill pond.")
+    make_note("The mill wheel turns all winter.")
+    embed_missing()
+    embedder = get_embedder()
+    calls: list[int] = []
+    embed = embedder.embed
+    monkeypatch.setattr(embedder, "embed", lambda texts: calls.append(len(texts)) or embed(texts))
+    n = len(rerank.FEATURES) + len(rerank.MEANING)
+    model = rerank.Model(mean=np.zeros(n), scale=np.ones(n), coefficients=np.ones(n))
+    read: list[list[int]] = []
+    import memory.recall as recall_module
+
+    cosines = recall_module.cosines
+    monkeypatch.setattr(recall_module, "cosines", lambda *a: read.append(list(a[2])) or cosines(*a))
+    with rerank.using(model):
+        assert len(recall("heron mill wheel")) == 2
+    assert calls == [1] and len(read) == 1 and len(read[0]) == 2

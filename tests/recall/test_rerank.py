@@ -189,6 +189,7 @@ def _reference(ordered, scores, s: rerank.Signals) -> np.ndarray:
                 top.count(parent) / rerank.TOP if parent is not None else 0.0,
                 1.0 / (1 + min(gaps)) if gaps else 0.0,
                 *mentioned(i),
+                *([s.meaning.get(i, 0.0)] if s.meaning is not None else []),
             ]
         )
     return np.array(rows, dtype=np.float64)
@@ -232,6 +233,7 @@ def _pool(rng: np.random.Generator) -> tuple[list[int], dict[int, float], rerank
             parents={i: int(rng.integers(0, 450)) for i in some(0.8)},
             mentions={i: mentions() for i in some(0.4)},
             speakers=frozenset(rng.choice(["ann", "bo", "cy"], size=int(rng.integers(0, 3)))),
+            meaning={i: float(rng.random()) for i in some(0.9)} if rng.random() < 0.5 else None,
         ),
     )
 
@@ -292,3 +294,57 @@ def test_the_rows_read_for_the_reranker_carry_the_names_sleep_found(make_note) -
         signer=set(), named=False,
     )  # fmt: skip
     assert rerank._mentioned(signals.mentions[note.pk], signals.speakers)[0] == 2 / rerank.NAMES
+
+
+def test_a_model_fitted_with_meaning_orders_by_what_the_candidates_mean(make_note) -> None:
+    """The query shares its words with both notes; only their cosines (stored vectors of the
+    current model) tell them apart, and the MEANING coefficient's sign decides."""
+    from memory.models import Vector
+    from memory.vectors.embed import embed_missing, get_embedder
+
+    near = make_note("The heron nests by the mill pond at dawn.")
+    far = make_note("Mill heron, said the sign on the road.")
+    embed_missing()
+    embedder = get_embedder()
+    # Each note's vector set by hand: `near` along the query's own vector, `far` against it.
+    from memory.vectors.likeness import query_vector
+
+    q = query_vector(embedder, "heron mill")
+    for node, vector in ((near, q), (far, -q)):
+        Vector.objects.filter(node=node, model=embedder.name).update(data=vector.tobytes())
+    n = len(rerank.FEATURES) + len(rerank.MEANING)
+    coefficients = np.zeros(n)
+    for sign, order in ((1.0, [near.pk, far.pk]), (-1.0, [far.pk, near.pk])):
+        coefficients[-1] = sign
+        model = rerank.Model(mean=np.zeros(n), scale=np.ones(n), coefficients=coefficients)
+        assert model.meaning
+        with rerank.using(model):
+            assert [p["id"] for p in recall("heron mill")][:2] == order
+
+
+def test_a_model_file_fitted_for_the_embedder_in_use_is_read_before_the_shared_one(
+    tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setattr(rerank, "MODEL_PATH", tmp_path / "rerank.json")
+    _write(tmp_path / "rerank.json")
+    assert rerank.model_path("e5-small") == tmp_path / "rerank.json"
+    n = len(rerank.FEATURES) + len(rerank.MEANING)
+    own = tmp_path / "rerank-e5-small.json"
+    own.write_text(
+        json.dumps(
+            {
+                "features": [*rerank.FEATURES, *rerank.MEANING],
+                "mean": [0.0] * n,
+                "scale": [1.0] * n,
+                "coefficients": [0.0] * n,
+            }
+        )
+    )
+    assert rerank.model_path("e5-small") == own
+    assert rerank.load(own).meaning and not rerank.load(tmp_path / "rerank.json").meaning
+
+
+def test_every_shipped_model_fits_the_features_recall_computes() -> None:
+    for path in rerank.MODEL_PATH.parent.glob("rerank*.json"):
+        model = rerank.load(path)  # refused (ModelRefused) if FEATURES changed without a refit
+        assert model.meaning == (path != rerank.MODEL_PATH)
