@@ -183,8 +183,9 @@ def _embed(limit: int | None, dry_run: bool, beat: Callable[..., None]) -> dict[
         return {"count": missing(), "model": name}
 
     def progress(made: int, listed: int) -> None:
-        # A new model re-embeds every node (e5: minutes per 10k): the run page shows how far.
-        beat(model=name, made=made, of=listed)
+        # A new model re-embeds every node (e5: minutes per 10k): the run page's step count
+        # grows with each batch, and `of` says how many were found missing.
+        beat(model=name, count=made, of=listed)
 
     made = embed_missing(limit=limit, batch=4096, since=since, progress=progress)
     # "complete" tells integrity that every node up to through_id had its vector after a run.

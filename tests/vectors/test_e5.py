@@ -118,7 +118,7 @@ def test_a_model_change_re_embeds_in_sleep_with_progress(make_note, use_e5, monk
     assert second.steps["embed"]["count"] == live
     assert Vector.objects.filter(model=get_embedder().name).count() == live
     partial = [s for s in seen if s.get("partial")]
-    assert [s["made"] for s in partial] == [2, 4, 6][: len(partial)] and partial[-1]["of"] == live
+    assert [s["count"] for s in partial] == [2, 4, 6][: len(partial)] and partial[-1]["of"] == live
 
 
 def test_recall_never_returns_a_vector_of_another_model(make_note, use_e5):
