@@ -29,6 +29,11 @@ def env_float(name: str, default: float) -> float:
     return float(env(name, str(default)))
 
 
+def env_optional_float(name: str) -> float | None:
+    value = env(name).strip()
+    return float(value) if value else None
+
+
 DATA_DIR = Path(env("GROVE_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
@@ -232,10 +237,11 @@ GROVE_DECAY_MIN_AGE_DAYS = env_int("GROVE_DECAY_MIN_AGE_DAYS", 150)
 # fewer than GROVE_DECAY_GUARD_FLOOR nodes are live (a small memory's first weeks).
 GROVE_DECAY_GUARD_SHARE = env_float("GROVE_DECAY_GUARD_SHARE", 0.10)
 GROVE_DECAY_GUARD_FLOOR = env_int("GROVE_DECAY_GUARD_FLOOR", 500)
-# The triage names a proposal "like #N" from this cosine up (review/near.py). 0.8 with the
-# hashing embedder: one word changed in a sentence of ten scores about 0.8-0.85, unrelated
-# sentences of one topic below 0.65.
-GROVE_NEAR_DUPLICATE_COSINE = env_float("GROVE_NEAR_DUPLICATE_COSINE", 0.8)
+# The triage names a proposal "like #N" from this cosine up (review/near.py). Unset, the
+# embedder's own value (memory.vectors.embed.COSINES): 0.8 with the hashing embedder, where
+# one word changed in a sentence of ten scores about 0.8-0.85, unrelated sentences of one topic
+# below 0.65.
+GROVE_NEAR_DUPLICATE_COSINE = env_optional_float("GROVE_NEAR_DUPLICATE_COSINE")
 GROVE_EMBEDDER = env("GROVE_EMBEDDER", "memory.vectors.embed.HashingEmbedder")
 GROVE_EMBEDDER_PATH = env("GROVE_EMBEDDER_PATH", "")
 # Sleep fits a semantic model (TF-IDF + SVD) on the owner's text for recall
@@ -250,11 +256,12 @@ GROVE_RERANK = env_bool("GROVE_RERANK", True)
 GROVE_SLEEP_CRON = env("GROVE_SLEEP_CRON", "30 3 * * *")
 # A running sleep whose heartbeat is older than this is taken for dead and marked failed.
 GROVE_SLEEP_STALE_SECONDS = env_int("GROVE_SLEEP_STALE_SECONDS", 120)
-GROVE_CROSSLINK_MIN_COSINE = env_float("GROVE_CROSSLINK_MIN_COSINE", 0.6)
+# Cross-link's and consolidation's cosines: unset, the embedder's own (memory.vectors.embed).
+GROVE_CROSSLINK_MIN_COSINE = env_optional_float("GROVE_CROSSLINK_MIN_COSINE")
 GROVE_CROSSLINK_CAP = env_int("GROVE_CROSSLINK_CAP", 3)
 # Threads for cross-link's join (numpy releases the GIL in it): the machine's cores, at most 4.
 GROVE_SLEEP_THREADS = env_int("GROVE_SLEEP_THREADS", min(4, os.cpu_count() or 1))
-GROVE_CONSOLIDATE_MIN_COSINE = env_float("GROVE_CONSOLIDATE_MIN_COSINE", 0.92)
+GROVE_CONSOLIDATE_MIN_COSINE = env_optional_float("GROVE_CONSOLIDATE_MIN_COSINE")
 # The vector index (memory.vectors.index): where it lives, and from how many vectors recall and
 # cross-link use it instead of an exact scan (below that, the scan is fast and exact).
 GROVE_VECTOR_INDEX_DIR = Path(env("GROVE_VECTOR_INDEX_DIR", str(DATA_DIR / "vector-index")))

@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import numpy as np
-from django.conf import settings
 from django.utils import timezone
 
 from memory.chunks import chunks
 from memory.models import Event, EventKind, Node, Trust, Vector
 from memory.trust import trust_map
-from memory.vectors.embed import from_blob, get_embedder
+from memory.vectors.embed import cosine_floor, from_blob, get_embedder
 
 NEAR_ROOTED_DAYS = 30  # how far back a rooted node still counts as "lately"
 NEAR_ROOTED_MAX = 500  # at most this many lately rooted nodes are compared
@@ -55,7 +54,8 @@ def _lately_rooted() -> dict[int, datetime]:
 
 def near_duplicates(shown: list[int], *, waiting_ids: list[int]) -> dict[int, Near]:
     """For each node of `shown` (queue rows), the closest other node it is like, if any is at or
-    above GROVE_NEAR_DUPLICATE_COSINE: a rooted one before a waiting one, then the closest."""
+    above the embedder's near_duplicate cosine (embed.cosine_floor): a rooted one before a
+    waiting one, then the closest."""
     if not shown:
         return {}
     rooted = _lately_rooted()
@@ -77,7 +77,7 @@ def near_duplicates(shown: list[int], *, waiting_ids: list[int]) -> dict[int, Ne
         return {}
     vectors = _vectors(ids)
     row = {node_id: n for n, node_id in enumerate(ids)}
-    threshold = settings.GROVE_NEAR_DUPLICATE_COSINE
+    threshold = cosine_floor("near_duplicate")
     by_key: dict[tuple[str, str], list[int]] = {}
     for node_id in ids:
         by_key.setdefault((nodes[node_id].domain, nodes[node_id].content_key), []).append(node_id)

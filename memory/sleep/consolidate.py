@@ -1,8 +1,9 @@
 """Consolidate near-duplicates: cliques, never chains (DESIGN.md, Sleep).
 
-Candidate pairs are the similar edges cross-link made (weight = cosine) at or above MIN_COSINE;
-each group is confirmed with exact cosines on the current model's vectors, and only a clique
-(every member >= MIN_COSINE with every other) merges: A~B, B~C, A!~C is no three-way merge.
+Candidate pairs are the similar edges cross-link made (weight = cosine) at or above the
+embedder's consolidate cosine (embed.cosine_floor); each group is confirmed with exact cosines
+on the current model's vectors, and only a clique (every member at or above it with every
+other) merges: A~B, B~C, A!~C is no three-way merge.
 
 Who takes part: live claim nodes only. Occurrences (pair, utterance, import) are events, and two
 identical turns are two events, so they are never consolidated. Members must share domain (a
@@ -22,7 +23,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -40,9 +40,8 @@ from memory.models import (
 )
 from memory.sleep.crosslink import ACTOR
 from memory.trust import trust_map
-from memory.vectors.embed import from_blob, get_embedder
+from memory.vectors.embed import cosine_floor, from_blob, get_embedder
 
-MIN_COSINE = settings.GROVE_CONSOLIDATE_MIN_COSINE
 MAX_GROUP = 64  # a "duplicate group" bigger than this is a topic, not a duplicate
 _PROTECTED_TRUST = frozenset({Trust.GROUND, Trust.PROPOSED})
 _UNTOUCHABLE_TRUST = frozenset({Trust.SEALED, Trust.REJECTED, Trust.SUPERSEDED})
@@ -56,7 +55,7 @@ def consolidate(
     limit: int | None = None,
     dry_run: bool = False,
     beat: Callable[..., None] | None = None,
-    min_cosine: float = MIN_COSINE,
+    min_cosine: float | None = None,
 ) -> dict[str, Any]:
     """Merge the cliques reached from similar edges newer than `after_edge_id` (at most `limit`
     losers). Each loser decays (reason consolidated, related_node = keeper) with a
@@ -64,6 +63,8 @@ def consolidate(
     clock only to order keepers (oldest first). Refuses nothing: protected nodes are skipped.
     Returns {"count": losers, "cliques": n, "through_edge_id": mark}.
     """
+    if min_cosine is None:
+        min_cosine = cosine_floor("consolidate")
     new_edges = list(
         Edge.objects.filter(kind=EdgeKind.SIMILAR, pk__gt=after_edge_id).values_list(
             "id", "from_node_id", "to_node_id", "weight"

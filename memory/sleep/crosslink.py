@@ -25,13 +25,12 @@ from threadpoolctl import threadpool_limits
 from memory.models import Edge, EdgeKind, Event, EventKind, Node, Trust
 from memory.sleep.crossjoin import join
 from memory.trust import trust_map
-from memory.vectors.embed import get_embedder
+from memory.vectors.embed import cosine_floor, get_embedder
 from memory.vectors.index import VectorIndex, sync_index
 
-# Cosine at or above which two nodes are "similar". With the hashing embedder, on LoCoMo's real
-# turns unrelated pairs sit near 0.09 and a turn's nearest neighbour near 0.41: 0.6 links near
-# paraphrases only, which is right, since a similar edge keeps a node from decaying.
-MIN_COSINE = settings.GROVE_CROSSLINK_MIN_COSINE
+# The cosine at or above which two nodes are "similar" is the embedder's (embed.cosine_floor):
+# with the hashing embedder, on LoCoMo's real turns unrelated pairs sit near 0.09 and a turn's
+# nearest neighbour near 0.41, and 0.6 links near paraphrases only.
 CAP = settings.GROVE_CROSSLINK_CAP
 BLOCK = 512  # rows per matrix product: 512 x 100k float32 is 200 MB
 SLACK = 8  # candidates per node beyond the cap, for pairs already linked
@@ -94,11 +93,12 @@ def crosslink(
     limit: int | None = None,
     dry_run: bool = False,
     beat: Callable[..., None] | None = None,
-    min_cosine: float = MIN_COSINE,
+    min_cosine: float | None = None,
     cap: int = CAP,
 ) -> dict[str, Any]:
     """Link each live node with id > after_id (at most `limit` of them) to its `cap` nearest
-    older live nodes in the same domain with cosine >= min_cosine. Reads no clock (ids order).
+    older live nodes in the same domain with cosine >= min_cosine (the embedder's crosslink
+    cosine when None). Reads no clock (ids order).
 
     Never links sealed or rejected nodes, never exceeds `cap` similar out-edges per node (edges
     already there count), never adds b->a when a->b is similar. Each block commits on its own.
@@ -107,6 +107,8 @@ def crosslink(
     here first) instead of a product with every older vector.
     """
     embedder = get_embedder()
+    if min_cosine is None:
+        min_cosine = cosine_floor("crosslink")
     index = sync_index(model=embedder.name, dim=embedder.dim)
     if index is not None:
         return _crosslink_indexed(

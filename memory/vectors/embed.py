@@ -127,6 +127,29 @@ class HashingEmbedder:
         return normalise(dense)
 
 
+# The cosines at which two texts count as alike, as the hashing embedder's vectors measure
+# them: sleep's similar edge (crosslink), the triage's "like #N" (near_duplicate) and
+# consolidation's merge (consolidate). They mean nothing across models: e5's vectors of
+# unrelated texts sit near 0.84, so every pair would pass hashing's 0.6. An embedder names its
+# own in a `cosines` mapping; a GROVE_* setting the owner gives wins over both.
+COSINES = {"crosslink": 0.6, "near_duplicate": 0.8, "consolidate": 0.92}
+_COSINE_SETTINGS = {
+    "crosslink": "GROVE_CROSSLINK_MIN_COSINE",
+    "near_duplicate": "GROVE_NEAR_DUPLICATE_COSINE",
+    "consolidate": "GROVE_CONSOLIDATE_MIN_COSINE",
+}
+
+
+def cosine_floor(kind: str) -> float:
+    """The cosine from which two texts are alike for `kind` (a key of COSINES), under the
+    configured embedder: the owner's setting, else the embedder's own, else hashing's."""
+    chosen = getattr(settings, _COSINE_SETTINGS[kind])
+    if chosen is not None:
+        return float(chosen)
+    own: dict[str, float] = getattr(get_embedder(), "cosines", {})
+    return float(own.get(kind, COSINES[kind]))
+
+
 def normalise(matrix: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
