@@ -82,7 +82,8 @@ def _scope(request: HttpRequest) -> dict[str, Any]:
         "raw_path": request.path.encode(),
         "query_string": request.META.get("QUERY_STRING", "").encode("latin-1"),
         "headers": headers,
-        "server": (request.get_host(), int(request.get_port())),
+        # The address the server listens on (ASGI), not the Host header, which may name a port.
+        "server": (request.META.get("SERVER_NAME", ""), int(request.get_port())),
         "client": (request.META.get("REMOTE_ADDR", ""), 0),
     }
 

@@ -8,8 +8,10 @@ import json
 
 import anyio
 import pytest
+from django.http import HttpRequest
 
 from agents import mcp_server
+from agents.mcp_http import _scope
 from memory.models import Node
 from memory.tokens import create_token, revoke_token
 from memory.write import write_node
@@ -137,3 +139,45 @@ def test_a_call_over_http_closes_its_threads_connections_and_one_over_stdio_keep
     assert closed == []
     _post(client, secret, _call(1, "waiting", {}))
     assert closed == [True]
+
+
+def test_the_transport_sees_the_request_as_it_came(rf):
+    request = rf.post(
+        "/mcp?probe=1",
+        data=b"{}",
+        content_type="application/json",
+        headers={"Accept": ACCEPT, "X-Note": "caf\u00e9"},
+        REMOTE_ADDR="10.0.0.2",
+    )
+    scope = _scope(request)
+    headers = scope.pop("headers")
+    assert scope == {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"probe=1",
+        "server": ("testserver", 80),
+        "client": ("10.0.0.2", 0),
+    }
+    assert (b"accept", ACCEPT.encode()) in headers
+    assert (b"x-note", b"caf\xe9") in headers
+    assert (b"content-type", b"application/json") in headers
+
+
+def test_a_request_without_a_query_string_or_client_address_has_empty_ones(settings):
+    request = HttpRequest()
+    request.method = "POST"
+    request.META = {"SERVER_NAME": "testserver", "SERVER_PORT": "8341"}
+    scope = _scope(request)
+    assert (scope["query_string"], scope["client"]) == (b"", ("", 0))
+    assert (scope["server"], scope["headers"]) == (("testserver", 8341), [])
+
+
+def test_a_host_outside_allowed_hosts_is_refused_before_the_transport(client):
+    _, secret = create_token(name="desk", domains=["personal"])
+    response = _post(client, secret, _call(1, "waiting", {}), Host="evil.example")
+    assert response.status_code == 400
