@@ -66,7 +66,7 @@ def _coded(error: ToolError) -> str:
     if isinstance(cause, ValidationError):
         problems = [
             f"{'.'.join(str(part) for part in e['loc']) or 'arguments'}: {e['msg']}"
-            for e in cause.errors(include_input=False, include_url=False)
+            for e in cause.errors()
         ]
         return f"bad_field: {'; '.join(problems)}"
     if isinstance(error, UnexpectedToolError):

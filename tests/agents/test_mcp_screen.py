@@ -157,3 +157,27 @@ def test_serve_stdio_answers_on_its_own_descriptors_and_points_stray_output_at_s
     assert not replies[1]["result"]["isError"]
     assert replies[2]["result"]["content"][0]["text"].startswith("bad_number: ")
     assert replies[None]["error"]["code"] == -32600
+
+
+def test_bytes_that_are_not_utf8_are_read_as_replacement_characters_not_a_crash():
+    out = io.BytesIO()
+    wire = _Wire(out)  # type: ignore[arg-type]
+    line = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "\xff"}}\n'
+
+    async def main():
+        return [line async for line in _Screened(io.BytesIO(line), wire)]  # type: ignore[arg-type]
+
+    assert anyio.run(main) == [line.decode(errors="replace")]
+    assert out.getvalue() == b""
+
+
+def test_the_wire_writes_each_reply_whole_in_utf8():
+    out = io.BytesIO()
+    wire = _Wire(out)  # type: ignore[arg-type]
+
+    async def main():
+        await wire.write('{"text": "café"}\n')
+        await wire.flush()
+
+    anyio.run(main)
+    assert out.getvalue() == '{"text": "café"}\n'.encode()

@@ -8,8 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 from mcp import Client
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import TypeAdapter, ValidationError
 
-from agents.mcp_server import build_server
+from agents import operations
+from agents.mcp_server import INSTRUCTIONS, _coded, build_server
 from memory.models import Edge, Event, EventKind, Kind, Node, RecallLog
 from memory.tokens import create_token, revoke_token
 from memory.write import write_node
@@ -205,3 +208,37 @@ def test_each_kind_of_tool_error_says_its_code(seed):
     assert error("desk", "read", {}).startswith("bad_field: node_id: Field required")
     assert error("desk", "nope", {}) == "unknown_tool: Unknown tool: nope"
     assert error("desk", "recall", {"query": "x", "why": 1}).startswith("bad_field: why: ")
+
+
+def test_every_problem_with_the_arguments_is_named_in_one_error(seed):
+    assert error("desk", "ask_question", {}) == (
+        "bad_field: body: Field required; about: Field required"
+    )
+
+
+def test_a_validation_error_about_the_arguments_as_a_whole_names_them_arguments():
+    with pytest.raises(ValidationError) as invalid:
+        TypeAdapter(dict).validate_python([1])
+    error = ToolError("Error executing tool read")
+    error.__cause__ = invalid.value
+    assert _coded(error) == "bad_field: arguments: Input should be a valid dictionary"
+
+
+def test_a_tool_that_crashes_says_server_error_and_not_why(seed, monkeypatch):
+    def crash(token):
+        raise RuntimeError("the secret details")
+
+    monkeypatch.setattr(operations, "waiting_for_owner", crash)
+    assert (
+        error("desk", "waiting", {}) == "server_error: the tool failed; the server's log says why"
+    )
+
+
+def test_the_server_introduces_itself_as_grove_with_its_instructions(seed):
+    async def main():
+        async with Client(build_server(token_name="desk")) as client:
+            return client.server_info, client.instructions
+
+    info, instructions = run_async(main)
+    assert info is not None and info.name == "grove"
+    assert instructions == INSTRUCTIONS
