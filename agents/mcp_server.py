@@ -305,10 +305,10 @@ def _refusal(line: str) -> str | None:
         pass
     long_numbers: list[str] = []
 
-    def number(digits: str) -> int:
+    def number(digits: str) -> int | None:
         if len(digits) > MAX_INT_DIGITS:
             long_numbers.append(digits)
-            return 0
+            return None  # no value, so an id this long is not answered as some other id
         return int(digits)
 
     try:

@@ -181,3 +181,20 @@ def test_the_wire_writes_each_reply_whole_in_utf8():
 
     anyio.run(main)
     assert out.getvalue() == '{"text": "café"}\n'.encode()
+
+
+def test_an_id_past_the_parsers_digits_is_answered_with_a_null_id_not_a_made_up_one():
+    line = tool_call_line(0, "read", '{"node_id": 1}').replace('"id": 0', f'"id": {LONG}')
+    assert reply(line) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "bad_number: a number has more than 4300 digits"},
+    }
+
+
+def test_an_integer_of_the_parsers_own_length_is_not_called_too_long():
+    # The line reaches the screen for its decimal (too long for the parser, read by json).
+    arguments = f'{{"query": "x", "limit": {LONG}.5, "n": {LONG[1:]}}}'
+    answer = reply(tool_call_line(3, "recall", arguments))
+    text = answer["result"]["content"][0]["text"]
+    assert text == "malformed_json: the message is not JSON the protocol can read"
