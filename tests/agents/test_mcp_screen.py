@@ -14,7 +14,6 @@ import anyio
 import pytest
 
 from agents.mcp_server import _refusal, _Screened, _Wire, build_server, serve_stdio
-from memory.tokens import create_token
 from tests._helpers.mcp import INIT_LINE, tool_call_line
 
 LONG = "9" * 4301
@@ -112,13 +111,11 @@ def test_the_screen_passes_readable_lines_on_and_answers_the_rest_on_the_wire():
     assert [json.loads(line)["error"]["code"] for line in written] == [-32600]
 
 
-@pytest.mark.django_db(transaction=True)
 def test_serve_stdio_answers_on_its_own_descriptors_and_points_stray_output_at_stderr():
-    create_token(name="desk", domains=["personal"])
     lines = [
         INIT_LINE,
         '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
-        tool_call_line(1, "waiting", "{}"),
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}',
         "[1]",
         tool_call_line(2, "read", f'{{"node_id": {LONG}}}'),
     ]
@@ -131,30 +128,36 @@ def test_serve_stdio_answers_on_its_own_descriptors_and_points_stray_output_at_s
     os.close(stdout_w)
     replies: dict = {}
     seen: dict[str, bool] = {}
+    sending = os.fdopen(stdin_w, "w")
+    # Only a guard against a hang (a broken server never answers): closing its stdin ends it.
+    guard = threading.Timer(30, sending.close)
 
     def client() -> None:
-        with os.fdopen(stdin_w, "w") as sending, os.fdopen(stdout_r) as receiving:
+        with sending, os.fdopen(stdout_r) as receiving:
             sending.write("\n".join(lines) + "\n")
             sending.flush()
-            while {0, 1, 2, None} - set(replies):
-                answer = json.loads(receiving.readline())
+            while {0, 1, 2, None} - set(replies) and (line := receiving.readline()):
+                answer = json.loads(line)
                 replies[answer.get("id")] = answer
             seen["stdout is stderr"] = os.path.sameopenfile(1, 2)
             seen["stdin is empty"] = os.read(0, 1) == b""
 
     feeder = threading.Thread(target=client)
     feeder.start()
+    guard.start()
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            pool.submit(serve_stdio, build_server(token_name="desk")).result(timeout=120)
-        feeder.join(timeout=60)
+            pool.submit(serve_stdio, build_server(token_name="desk")).result()
+        feeder.join(timeout=30)
     finally:
+        guard.cancel()
         os.dup2(saved[0], 0)
         os.dup2(saved[1], 1)
         os.close(saved[0])
         os.close(saved[1])
     assert seen == {"stdout is stderr": True, "stdin is empty": True}
-    assert not replies[1]["result"]["isError"]
+    assert replies[0]["result"]["serverInfo"]["name"] == "grove"
+    assert "read" in [tool["name"] for tool in replies[1]["result"]["tools"]]
     assert replies[2]["result"]["content"][0]["text"].startswith("bad_number: ")
     assert replies[None]["error"]["code"] == -32600
 
