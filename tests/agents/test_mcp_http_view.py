@@ -11,7 +11,7 @@ import pytest
 from django.http import HttpRequest
 
 from agents import mcp_server
-from agents.mcp_http import _scope
+from agents.mcp_http import _Exchange, _scope
 from memory.models import Node
 from memory.tokens import create_token, revoke_token
 from memory.write import write_node
@@ -181,3 +181,36 @@ def test_a_host_outside_allowed_hosts_is_refused_before_the_transport(client):
     _, secret = create_token(name="desk", domains=["personal"])
     response = _post(client, secret, _call(1, "waiting", {}), Host="evil.example")
     assert response.status_code == 400
+
+
+def test_the_body_is_received_once_and_then_the_transport_waits():
+    exchange = _Exchange(b"{}")
+
+    async def main():
+        first = await exchange.receive()
+        with anyio.move_on_after(0.2) as waited:
+            await exchange.receive()
+        return first, waited.cancelled_caught
+
+    first, waited = anyio.run(main)
+    assert first == {"type": "http.request", "body": b"{}", "more_body": False}
+    assert waited
+
+
+def test_the_answer_is_collected_as_the_transport_sends_it():
+    exchange = _Exchange(b"")
+    assert (exchange.status, exchange.headers, exchange.body) == (500, [], b"")
+    start = {"type": "http.response.start", "status": 202, "headers": [(b"x-note", b"caf\xe9")]}
+
+    async def main():
+        await exchange.send(start)
+        for message in ({"body": b"ab"}, {}, {"body": b"cd"}):
+            await exchange.send({"type": "http.response.body", **message})
+        await exchange.send({"type": "http.response.trailers", "body": b"no"})
+
+    anyio.run(main)
+    assert (exchange.status, exchange.headers, exchange.body) == (
+        202,
+        [("x-note", "caf\u00e9")],
+        b"abcd",
+    )
