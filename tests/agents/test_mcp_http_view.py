@@ -168,13 +168,13 @@ def test_the_transport_sees_the_request_as_it_came(rf):
     assert (b"content-type", b"application/json") in headers
 
 
-def test_a_request_without_a_query_string_or_client_address_has_empty_ones(settings):
+def test_a_request_without_a_query_string_client_or_server_name_has_empty_ones(settings):
     request = HttpRequest()
     request.method = "POST"
-    request.META = {"SERVER_NAME": "testserver", "SERVER_PORT": "8341"}
+    request.META = {"SERVER_PORT": "8341"}
     scope = _scope(request)
     assert (scope["query_string"], scope["client"]) == (b"", ("", 0))
-    assert (scope["server"], scope["headers"]) == (("testserver", 8341), [])
+    assert (scope["server"], scope["headers"]) == (("", 8341), [])
 
 
 def test_a_host_outside_allowed_hosts_is_refused_before_the_transport(client):
