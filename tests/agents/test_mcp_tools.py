@@ -242,3 +242,9 @@ def test_the_server_introduces_itself_as_grove_with_its_instructions(seed):
     info, instructions = run_async(main)
     assert info is not None and info.name == "grove"
     assert instructions == INSTRUCTIONS
+
+
+def test_a_bad_field_inside_a_list_is_named_by_its_path(seed):
+    assert error("desk", "remember", {"body": "b", "origins": [1]}) == (
+        "bad_field: origins.0: Input should be a valid dictionary"
+    )
