@@ -82,7 +82,8 @@ def _scope(request: HttpRequest) -> dict[str, Any]:
         "raw_path": request.path.encode(),
         "query_string": request.META.get("QUERY_STRING", "").encode("latin-1"),
         "headers": headers,
-        "server": (request.get_host(), int(request.get_port())),
+        # The address the server listens on (ASGI), not the Host header, which may name a port.
+        "server": (request.META.get("SERVER_NAME", ""), int(request.get_port())),
         "client": (request.META.get("REMOTE_ADDR", ""), 0),
     }
 
@@ -104,29 +105,42 @@ async def _answer(
         security_settings=_HOSTS_CHECKED,
         max_request_body_size=settings.GROVE_MAX_REQUEST_BYTES,
     )
-    sent = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal sent
-        if sent:
-            await anyio.sleep_forever()  # no more body: the transport only waits for a disconnect
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    status, headers, chunks = 500, [], []
-
-    async def send(message: MutableMapping[str, Any]) -> None:
-        nonlocal status, headers
-        if message["type"] == "http.response.start":
-            status = message["status"]
-            headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in message["headers"]]
-        elif message["type"] == "http.response.body":
-            chunks.append(message.get("body", b""))
-
+    exchange = _Exchange(body)
     token = ONE_CALL_CONNECTIONS.set(True)
     try:
         async with manager.run():
-            await manager.handle_request(scope, receive, send)
+            await manager.handle_request(scope, exchange.receive, exchange.send)
     finally:
         ONE_CALL_CONNECTIONS.reset(token)
-    return status, headers, b"".join(chunks)
+    return exchange.status, exchange.headers, exchange.body
+
+
+class _Exchange:
+    """One request's ASGI messages: the body is received once (then receive waits, for a
+    disconnect that never comes, which is all the transport listens for), and the response is
+    collected as the transport sends it."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body: bytes | None = body
+        self.status = 500  # if the transport never starts a response
+        self.headers: list[tuple[str, str]] = []
+        self._chunks: list[bytes] = []
+
+    async def receive(self) -> dict[str, Any]:
+        if self._body is None:
+            await anyio.sleep_forever()
+        body, self._body = self._body, None
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            self.headers = [
+                (k.decode("latin-1"), v.decode("latin-1")) for k, v in message["headers"]
+            ]
+        elif message["type"] == "http.response.body":
+            self._chunks.append(message.get("body", b""))
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self._chunks)

@@ -66,7 +66,7 @@ def _coded(error: ToolError) -> str:
     if isinstance(cause, ValidationError):
         problems = [
             f"{'.'.join(str(part) for part in e['loc']) or 'arguments'}: {e['msg']}"
-            for e in cause.errors(include_input=False, include_url=False)
+            for e in cause.errors()
         ]
         return f"bad_field: {'; '.join(problems)}"
     if isinstance(error, UnexpectedToolError):
@@ -324,10 +324,10 @@ def _refusal(line: str) -> str | None:
         pass
     long_numbers: list[str] = []
 
-    def number(digits: str) -> int:
+    def number(digits: str) -> int | None:
         if len(digits) > MAX_INT_DIGITS:
             long_numbers.append(digits)
-            return 0
+            return None  # no value, so an id this long is not answered as some other id
         return int(digits)
 
     try:

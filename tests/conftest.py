@@ -32,6 +32,16 @@ def pytest_configure(config) -> None:
         default["TEST"]["NAME"] = str(path.with_name(f"{path.stem}-{os.getpid()}{path.suffix}"))
 
 
+# tests/_helpers/mcp.py's helpers that run the MCP server in a process of its own.
+_STARTS_A_SERVER = {
+    "mcp_session",
+    "server_params",
+    "wire_replies",
+    "grove_server",
+    "mcp_http_session",
+}
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Tests about one engine run only on it (GROVE_DATABASE_URL selects PostgreSQL)."""
     vendor = "postgres" if os.environ.get("GROVE_DATABASE_URL") else "sqlite"
@@ -41,11 +51,14 @@ def pytest_collection_modifyitems(config, items) -> None:
         if other in item.keywords:
             item.add_marker(skip)
     if "MUTANT_UNDER_TEST" in os.environ:
-        # make mutate: the MCP server runs in a subprocess, which mutmut's output capture
-        # breaks (closed stderr) and its trampoline cannot see; the API tests cover those ops.
+        # make mutate: an MCP server run in a subprocess breaks mutmut's output capture (closed
+        # stderr) and its trampoline cannot see it; the MCP tests that call the server in
+        # process (the tools, the HTTP view through Django's client) run.
         out = pytest.mark.skip(reason="MCP subprocess tests are left out of mutant runs")
         for item in items:
-            if "mcp" in item.nodeid.lower():
+            if "mcp" in item.nodeid.lower() and _STARTS_A_SERVER & set(
+                getattr(getattr(item, "module", None), "__dict__", {})
+            ):
                 item.add_marker(out)
         _fastest_first(items)
 
