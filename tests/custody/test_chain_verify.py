@@ -127,6 +127,7 @@ def test_a_rewritten_checkpoint_event_is_named_with_when_it_was_verified(make_no
     raw("UPDATE memory_event SET chain_hash = %s WHERE id = %s", ("f" * 64, mark.event_id))
     report = verify_from_checkpoint()
     assert (report.first_id, report.through_id, report.count) == (None, None, 0)
+    assert report.through_hash == chain.GENESIS  # nothing verified this time
     assert report.broken == (
         f"event {mark.event_id} no longer carries the hash verified at "
         f"{mark.verified_at.isoformat()}: run a full verification to find the first edit"

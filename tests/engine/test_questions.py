@@ -93,8 +93,8 @@ def test_feed_refuses_a_non_question_and_a_self_link(topic, make_note):
 
 
 def test_open_questions_near_are_ranked_by_distinct_feeders(topic, make_note):
-    few = _ask(topic, "Is it the pump?")
     many = _ask(topic, "Is it the pressure?")
+    few = _ask(topic, "Is it the pump?")  # the newer: only the feeders put it second
     for i in range(3):
         feed(many.pk, make_note(f"Pressure clue {i}.").pk, actor="owner")
     feed(few.pk, make_note("Pump clue.").pk, actor="owner")
@@ -225,13 +225,15 @@ def test_open_questions_near_leave_out_decayed_and_rejected_questions(topic, mak
     assert [q["id"] for q in open_questions_near([topic.pk])] == [kept.pk]
 
 
-def test_open_questions_near_count_only_live_feeders(topic, make_note):
+def test_open_questions_near_count_only_live_feeding_nodes(topic, make_note):
     question = _ask(topic)
     live, gone = make_note("A live clue."), make_note("A clue let go.")
     feed(question.pk, live.pk, actor="owner")
     feed(question.pk, gone.pk, actor="owner")
+    answer(question.pk, make_note("An answer.").pk, actor="owner")
+    reopen(question.pk, actor="owner", by_node_id=make_note("A doubt.").pk)
     Node.objects.filter(pk=gone.pk).update(decayed_at=timezone.now())
-    assert [q["feeders"] for q in open_questions_near([topic.pk])] == [1]
+    assert [q["feeders"] for q in open_questions_near([topic.pk])] == [1]  # not its answer
 
 
 def test_open_questions_near_keep_to_the_domains_asked(topic, make_note):
@@ -270,3 +272,29 @@ def test_a_question_planted_by_an_agent_is_not_kept(topic):
     assert not Event.objects.filter(kind="kept").exists()
     plant_question("Is it the pump?", about=[topic.pk], signature="owner", owner=True)
     assert Event.objects.filter(kind="kept").count() == 1
+
+
+def test_only_asking_about_or_being_fed_makes_a_question_near(topic, make_note):
+    fed, other = (
+        _ask(topic, "Fed?"),
+        plant_question("Other?", about=[make_note("Elsewhere.").pk], signature="owner"),
+    )
+    clue, doubt = make_note("A clue."), make_note("A doubt.")
+    feed(fed.pk, clue.pk, actor="owner")
+    feed(other.pk, make_note("Another clue.").pk, actor="owner")
+    answer(other.pk, make_note("An answer.").pk, actor="owner")
+    reopen(other.pk, actor="owner", by_node_id=doubt.pk)  # open again, by a node not feeding it
+    feed(fed.pk, other.pk, actor="owner")  # a question bears on another: the edge leaves `other`
+    assert [q["id"] for q in open_questions_near([clue.pk])] == [fed.pk]
+    assert open_questions_near([doubt.pk]) == []
+    assert open_questions_near([fed.pk]) == []
+
+
+def test_newest_first_goes_by_when_the_question_was_made_then_by_id(topic, make_note):
+    asks = [{"id": topic.pk, "relation": "asks_about"}]
+    made_later = _ask(topic, "Asked today?")
+    back_dated = make_note("Asked last week?", kind="question", days_old=7, origins=asks)
+    with time_machine.travel(datetime(2026, 3, 1, 12, tzinfo=UTC), tick=False):
+        first, second = _ask(topic, "One instant?"), _ask(topic, "The same instant?")
+    ids = [q["id"] for q in open_questions_near([topic.pk])]
+    assert ids == [made_later.pk, back_dated.pk, second.pk, first.pk]
