@@ -10,7 +10,7 @@ import pytest
 import time_machine
 from django.db import transaction
 
-from memory import chain
+from memory import audit, chain
 from memory.custody.chain_verify import (
     anchors_disagree,
     full_due,
@@ -186,7 +186,7 @@ def test_no_anchor_file_is_nothing_to_disagree_with(db, chain_anchor):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_tail_is_read_only_inside_a_transaction():
-    with pytest.raises(RuntimeError, match="only under the write lock"):
+    with pytest.raises(RuntimeError, match=r"^the chain tail is read only under the write lock"):
         chain.tail_hash()
     with transaction.atomic():
         assert chain.tail_hash() == chain.GENESIS  # nothing yet: the first event links to it
@@ -205,7 +205,50 @@ def test_the_rows_are_read_in_id_order_batch_after_batch(make_note, monkeypatch)
 def test_a_snapshot_spelled_another_way_with_the_same_content_still_verifies(make_note):
     make_note("Words.")
     arrival = Event.objects.filter(kind="arrived").order_by("-id").first()
-    respelled = json.dumps(dict(reversed(list(arrival.snapshot.items()))), separators=(",", ":"))
+
+    def respell(value: dict) -> str:  # compact, keys in another order: not the text chained
+        return json.dumps(dict(reversed(list(value.items()))), separators=(",", ":"))
+
     drop_trigger("memory_event_no_update")
-    raw("UPDATE memory_event SET snapshot = %s WHERE id = %s", (respelled, arrival.pk))
+    raw(
+        "UPDATE memory_event SET snapshot = %s, detail = %s WHERE id = %s",
+        (respell(arrival.snapshot), respell(arrival.detail), arrival.pk),
+    )
     assert verify().ok
+
+
+@pytest.mark.sqlite_only  # PostgreSQL hands jsonb back parsed: there is no stored text to hash
+def test_events_stored_as_their_canonical_text_verify_without_a_reparse(make_note, monkeypatch):
+    nodes = [make_note(f"Swept words {i}.") for i in range(2)]
+    before = _events()[-1]
+    with transaction.atomic():
+        audit.record_many(
+            "decayed",
+            [n.pk for n in nodes],
+            actor="sleep",
+            related={nodes[0].pk: nodes[1].pk},
+            detail={"n": 2},
+        )
+    reparsed = []
+
+    def full_way(**event):
+        reparsed.append(event["node_id"])
+        return real(**event)
+
+    real = chain.event_digest
+    monkeypatch.setattr(chain, "event_digest", full_way)
+    report = verify(after=before.pk, prev=before.chain_hash)
+    assert report.ok and report.count == 2 and reparsed == []
+
+
+def test_an_event_with_a_related_node_and_a_token_verifies_the_full_way(make_note):
+    from memory.tokens import create_token
+
+    token, _ = create_token(name="helper", domains=["personal"])
+    a, b = make_note("One side."), make_note("The other side.")
+    with transaction.atomic():
+        event = audit.record("kept", node=a, actor="agent:helper", related_node=b, token=token)
+    assert (event.related_node_id, event.token_id) == (b.pk, token.pk)
+    before = Event.objects.filter(pk__lt=event.pk).order_by("-id").first()
+    report = verify(after=before.pk, prev=before.chain_hash)
+    assert report.ok and report.count == 1
