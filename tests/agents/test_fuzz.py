@@ -18,6 +18,7 @@ from agents.mcp_server import build_server
 from agents.openapi import SPEC
 from memory.tokens import create_token
 from tests._helpers.agents import make_agent
+from tests._helpers.aio import outside_any_loop
 from tests._helpers.hostile import FORM_TEXT, FUZZ, JSON
 
 OPERATIONS = sorted(
@@ -86,7 +87,8 @@ def mcp_server(transactional_db):
 )
 def test_no_mcp_tool_answers_an_uncoded_error(mcp_server, tool, arguments):
     try:
-        anyio.run(mcp_server.call_tool, tool, arguments)
+        with outside_any_loop():
+            anyio.run(mcp_server.call_tool, tool, arguments)
     except ToolError as refused:
         text = str(refused)
         assert CODED.match(text) and not text.startswith("server_error"), (tool, arguments)

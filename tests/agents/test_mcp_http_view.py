@@ -15,11 +15,18 @@ from agents.mcp_http import _Exchange, _scope
 from memory.models import Node
 from memory.tokens import create_token, revoke_token
 from memory.write import write_node
+from tests._helpers.aio import outside_any_loop
 
 # The tools run on worker threads with their own connections: what they read must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ACCEPT = "application/json, text/event-stream"
+
+
+@pytest.fixture(autouse=True)
+def _outside_the_sessions_loop():
+    with outside_any_loop():
+        yield
 
 
 def _post(client, secret: str | None, message: dict | list, **headers):

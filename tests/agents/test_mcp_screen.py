@@ -10,10 +10,10 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-import anyio
 import pytest
 
 from agents.mcp_server import _refusal, _Screened, _Wire, build_server, serve_stdio
+from tests._helpers.aio import run_async
 from tests._helpers.mcp import INIT_LINE, tool_call_line
 
 LONG = "9" * 4301
@@ -105,7 +105,7 @@ def test_the_screen_passes_readable_lines_on_and_answers_the_rest_on_the_wire():
     async def main():
         return [line async for line in _Screened(io.BytesIO(lines), wire)]  # type: ignore[arg-type]
 
-    passed = anyio.run(main)
+    passed = run_async(main)
     assert passed == ['{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n', "\n", '{"id": 2}\n']
     written = out.getvalue().decode().splitlines()
     assert [json.loads(line)["error"]["code"] for line in written] == [-32600]
@@ -170,7 +170,7 @@ def test_bytes_that_are_not_utf8_are_read_as_replacement_characters_not_a_crash(
     async def main():
         return [line async for line in _Screened(io.BytesIO(line), wire)]  # type: ignore[arg-type]
 
-    assert anyio.run(main) == [line.decode(errors="replace")]
+    assert run_async(main) == [line.decode(errors="replace")]
     assert out.getvalue() == b""
 
 
@@ -182,7 +182,7 @@ def test_the_wire_writes_each_reply_whole_in_utf8():
         await wire.write('{"text": "café"}\n')
         await wire.flush()
 
-    anyio.run(main)
+    run_async(main)
     assert out.getvalue() == '{"text": "café"}\n'.encode()
 
 
