@@ -52,11 +52,8 @@ def index_dir(model: str) -> Path:
 
 
 def _checksum(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _load_files(path: Path, *, model: str, dim: int) -> VectorIndex:
