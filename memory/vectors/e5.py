@@ -15,14 +15,13 @@ EmbedderRefused, and memory.vectors.embed logs it and falls back to the hashing 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from memory.vectors.embed import EmbedderRefused, normalise
+from memory.vectors.embed import EmbedderRefused, environment, normalise
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -73,20 +72,14 @@ class E5Embedder:
             raise EmbedderRefused(f"e5 model file {str(model)!r} not found")
         # libgomp reads OMP_NUM_THREADS once, when the engine is first loaded; the variable is
         # put back so nothing else in the process (faiss, a subprocess) inherits it.
-        saved = os.environ.get("OMP_NUM_THREADS")
-        os.environ["OMP_NUM_THREADS"] = str(THREADS)
         try:
-            self._model: Any = E5(model_path=str(model))
-            probe = np.asarray(self._model.passage(["probe"]), dtype=np.float32)
+            with environment("OMP_NUM_THREADS", str(THREADS)):
+                self._model: Any = E5(model_path=str(model))
+                probe = np.asarray(self._model.passage(["probe"]), dtype=np.float32)
         except Exception as exc:  # a truncated or foreign file: the engine refuses to load it
             raise EmbedderRefused(
                 f"e5 model {model} unreadable ({type(exc).__name__}: {exc})"
             ) from None
-        finally:
-            if saved is None:
-                os.environ.pop("OMP_NUM_THREADS", None)
-            else:
-                os.environ["OMP_NUM_THREADS"] = saved
         if probe.shape != (1, self.dim) or not np.all(np.isfinite(probe)):
             raise EmbedderRefused(f"e5 model {model} gives vectors of {probe.shape}")
         stem = model.name.removesuffix(".bin")

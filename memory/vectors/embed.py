@@ -19,7 +19,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -38,6 +40,21 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 logger = logging.getLogger(__name__)
+
+
+@contextmanager
+def environment(name: str, value: str) -> Iterator[None]:
+    """The body run with `name` set to `value` in the environment, then put back as it was
+    (unset when it was unset): a model's loader reads it once, and nothing after it should."""
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
 
 
 class EmbedderRefused(RuntimeError):

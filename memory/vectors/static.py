@@ -12,14 +12,13 @@ reason; memory.vectors.embed then logs it and falls back to the hashing embedder
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory.vectors.embed import EmbedderRefused, normalise
+from memory.vectors.embed import EmbedderRefused, environment, normalise
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -43,20 +42,14 @@ class Model2VecEmbedder:
             raise EmbedderRefused(
                 "the model2vec package is not installed (extra: model2vec)"
             ) from None
-        saved = os.environ.get("HF_HUB_OFFLINE")
-        os.environ["HF_HUB_OFFLINE"] = "1"
         try:
-            self._model = StaticModel.from_pretrained(folder, force_download=False)
-            probe = np.asarray(self._model.encode(["probe"]), dtype=np.float32)
+            with environment("HF_HUB_OFFLINE", "1"):
+                self._model = StaticModel.from_pretrained(folder, force_download=False)
+                probe = np.asarray(self._model.encode(["probe"]), dtype=np.float32)
         except Exception as exc:  # a truncated file, bad JSON, a tokenizer it cannot read
             raise EmbedderRefused(
                 f"model2vec model in {folder} unreadable ({type(exc).__name__}: {exc})"
             ) from None
-        finally:
-            if saved is None:
-                os.environ.pop("HF_HUB_OFFLINE", None)
-            else:
-                os.environ["HF_HUB_OFFLINE"] = saved
         if probe.ndim != 2 or probe.shape[1] < 2 or not np.all(np.isfinite(probe)):
             raise EmbedderRefused(f"model2vec model in {folder} gives vectors of {probe.shape}")
         self.dim = int(probe.shape[1])
