@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from memory.models import Edge, Event, Node, Vector
 from tests._helpers import ROOT
+from tests._helpers.isolation import own_test_database
 from tests._helpers.realdb import database_env, fresh_database
 
 # Playwright drives the live server from its own thread.
@@ -24,12 +25,8 @@ def pytest_configure(config) -> None:
 
     # Transactional tests end with a flush, which must get past the no-delete triggers.
     settings.GROVE_ALLOW_FLUSH = True
-    default = settings.DATABASES["default"]
-    if "MUTANT_UNDER_TEST" in os.environ and default["ENGINE"].endswith("sqlite3"):
-        # make mutate tests two mutants at once: each its own test database file, or one's
-        # setup replaces the file under the other (disk I/O errors counted as kills).
-        path = Path(default["TEST"]["NAME"])
-        default["TEST"]["NAME"] = str(path.with_name(f"{path.stem}-{os.getpid()}{path.suffix}"))
+    if "MUTANT_UNDER_TEST" in os.environ:
+        own_test_database(settings.DATABASES["default"], connection.vendor, os.getpid())
 
 
 # tests/_helpers/mcp.py's helpers that run the MCP server in a process of its own.
