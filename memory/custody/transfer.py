@@ -123,8 +123,8 @@ def import_into_empty(path: Path) -> dict[str, int]:
         try:
             header = json.loads(handle.readline())
         except ValueError:
-            header = {}
-        if header.get("format") != FORMAT:
+            header = None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise TransferError(f"{path} is not a {FORMAT} file")
         try:
             with transaction.atomic():

@@ -215,3 +215,15 @@ def test_an_export_of_granted_tokens_imports(token_rows, tmp_path):
     target = _sqlite(tmp_path, "b.sqlite3")
     _manage(target, "migrate", "-v0")
     assert "imported and verified" in _manage(target, "import", str(export)).stdout
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("header", ["[1, 2]", '"grove-export"', "null", "7", "{not json", ""])
+def test_a_header_that_is_not_an_export_header_is_refused_plainly(tmp_path, header):
+    from memory.custody.transfer import FORMAT, TransferError, import_into_empty
+
+    path = tmp_path / "odd.jsonl"
+    path.write_text(header + "\n", encoding="utf-8")
+    with pytest.raises(TransferError, match=f"is not a {FORMAT} file"):
+        import_into_empty(path)
+    assert not Node.objects.exists()
