@@ -185,8 +185,9 @@ def rank(
     # Ties go to the older node (lower id), whatever order the rows came back in.
     ordered = sorted(rows, key=lambda i: (-scores[i], i))
     if len(ordered) > 1 and reranks:
-        wants = meaning is not None and rerank.wants_meaning()
-        likeness = meaning(asked, ordered) if meaning is not None and wants else None
+        likeness = None
+        if meaning is not None and rerank.wants_meaning():
+            likeness = meaning(asked, ordered)
         signals = rerank.signals(
             rows, words=word_hits, unnamed=unnamed, vector=vector_hits, date=dated, via=via,
             signer=boosted, named=bool(named), meaning=likeness,
