@@ -3,7 +3,8 @@
 Candidates come from the word index (memory.recall.lexical) and from cosine similarity over the
 vector index (memory.vectors.search) and an exact scan of the vectors written since its build
 (memory.vectors.matrix), each computed only over what the caller may see (domains, scope,
-created by as_of); the vector list runs beside the word lists on a worker thread (here).
+created by as_of); the vector list (asked the query without the speakers it names, once the
+first word list has said which) runs beside the other word lists on a worker thread (here).
 memory.recall.rank fuses, expands and orders them.
 Decay, trust (sealed, rejected, superseded) and as-of liveness are checked for candidates only.
 """
@@ -232,16 +233,16 @@ def _rank(
     why: bool = False,
 ) -> list[dict[str, Any]]:
     w = rank.WEIGHTS
-    vector_hits = vector_search(query, vis, w.vector_k) if w.vector else list
     ranked = rank.rank(
         query,
         terms,
         vis,
-        vector_hits=vector_hits,
+        # rank starts the vector list once it knows which speakers the query names.
+        vectors=(lambda asked: vector_search(asked, vis, w.vector_k)) if w.vector else None,
         limit=limit,
         include_superseded=include_superseded,
-        meaning=functools.partial(_meaning, query),
-        like=functools.partial(_like, query, vis, w.vector_k),
+        meaning=_meaning,
+        like=lambda asked, first: _like(asked, vis, w.vector_k, first),
     )
     packets = [packet(r.row, trust=r.trust, score=r.score) for r in ranked]
     if why:

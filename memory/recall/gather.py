@@ -14,6 +14,8 @@ memory.recall.rank calls these on its candidates, each as its weight says
   (diversity);
 - `speakers_named`: the query words naming a signer of the best hits, which rank searches
   apart at a lower weight; on (names 0.25);
+- `without_names`: the query text without those words, which the vector list and the
+  reranker's meaning are asked;
 - `second_terms`: the second step's words, the names and dates the first results mention
   (rank's second step also searches by meaning near them: memory.recall.rank._second_step).
 Only candidates already judged lawful reach session_lift and select: they reorder, never admit.
@@ -21,10 +23,14 @@ Only candidates already judged lawful reach session_lift and select: they reorde
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 
 # Words of the first results' mentions one second query holds: three results name a handful.
 SECOND_TERMS = 12
+# What joins a name to its possessive "s" (without_names): a straight or a curly apostrophe.
+POSSESSIVE_MARKS = ("'", "\u2019")
 
 Neighbours = Callable[..., dict[int, list[tuple[int, str]]]]
 
@@ -125,6 +131,46 @@ def speakers_named(terms: Sequence[str], signatures: Sequence[str]) -> list[str]
 
     names = {t for signature in signatures for t in query_terms(signature)}
     return [t for t in terms if t in names]
+
+
+def without_names(query: str, named: Sequence[str]) -> str:
+    """The query (NFKC-normalised) without the words naming a speaker (`named`: query words, as
+    speakers_named gives them), a possessive ("Nate's") whole: what the vector list and the
+    reranker's meaning are asked. A name pulls the nearest turns in meaning towards those
+    addressing that speaker ("Thanks, Nate!"), not the speaker's own. The whole query when no
+    other word would be left."""
+    from memory.recall.lexical import word_spans
+
+    if not named:
+        return query
+    text = unicodedata.normalize("NFKC", query)
+    names = set(named)
+    spans = word_spans(text)
+    cut: list[tuple[int, int]] = []
+    kept_words = False
+    i = 0
+    while i < len(spans):
+        start, end, words = spans[i]
+        if not words or not set(words) <= names:
+            kept_words = True
+            i += 1
+            continue
+        nxt = spans[i + 1] if i + 1 < len(spans) else None
+        if nxt is not None and nxt[2] == ["s"] and text[end : nxt[0]] in POSSESSIVE_MARKS:
+            end = nxt[1]  # "Nate's": the possessive goes with the name
+            i += 1
+        cut.append((start, end))
+        i += 1
+    if not cut or not kept_words:
+        return query
+    pieces, at = [], 0
+    for start, end in cut:
+        pieces.append(text[at:start])
+        at = end
+    pieces.append(text[at:])
+    # The gaps a name leaves ("does  have", " , what"): one space, none before punctuation.
+    joined = re.sub(r"\s+([,.;:?!])", r"\1", " ".join("".join(pieces).split()))
+    return joined.lstrip(",.;: ")
 
 
 def second_terms(mention_lines: Sequence[str]) -> list[str]:

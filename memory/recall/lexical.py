@@ -53,11 +53,19 @@ def query_terms(query: str) -> list[str]:
     """The query's searchable words: Unicode word characters, casefolded, function words dropped
     (unless nothing else is left), de-duplicated in order. Punctuation and FTS5 operators never
     reach the index as syntax: every term is quoted when the MATCH expression is built."""
-    text = unicodedata.normalize("NFKC", query or "").casefold()
-    words = [w.strip("_") for w in _WORD.findall(text)]
-    words = [w for w in words if w]
+    words = _words(unicodedata.normalize("NFKC", query or ""))
     content = [w for w in words if w not in STOPWORDS]
     return list(dict.fromkeys(content or words))
+
+
+def word_spans(text: str) -> list[tuple[int, int, list[str]]]:
+    """Each word of `text` (already NFKC-normalised) as (start, end, the query words
+    query_terms reads in it, stopwords kept): casefolding may split one word in two."""
+    return [(m.start(), m.end(), _words(m.group())) for m in _WORD.finditer(text)]
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in (w.strip("_") for w in _WORD.findall(text.casefold())) if w]
 
 
 def match_expression(terms: Sequence[str]) -> str:

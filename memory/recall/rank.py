@@ -4,7 +4,8 @@ memory.recall.why).
 Steps, each over what the caller may see:
   1. score-normalised fusion of the word list (bm25) and the vector list (cosine): each list's
      scores divided by its best, then a weighted sum; query words naming a signer of the best
-     hits (a speaker) are searched apart at a lower weight (memory.recall.gather.speakers_named);
+     hits (a speaker) are searched apart at a lower weight (memory.recall.gather.speakers_named),
+     and the vectors are asked the query without them (memory.recall.gather.without_names);
   2. liveness and trust (now or as of T), so a decayed, sealed or rejected node neither ranks
      nor bridges;
   3. pseudo-relevance feedback: words shared by the best hits, searched again;
@@ -128,26 +129,31 @@ def rank(
     terms: list[str],
     vis: Visibility,
     *,
-    vector_hits: Sequence[tuple[int, float]] | Callable[[], Sequence[tuple[int, float]]],
     limit: int,
     include_superseded: bool,
-    meaning: Callable[[list[int]], dict[int, float]] | None = None,
-    like: Callable[[list[int]], Sequence[tuple[int, float]]] | None = None,
+    vectors: Callable[[str], Callable[[], Sequence[tuple[int, float]]]] | None = None,
+    meaning: Callable[[str, list[int]], dict[int, float]] | None = None,
+    like: Callable[[str, list[int]], Sequence[tuple[int, float]]] | None = None,
 ) -> list[Ranked]:
     """The best `limit` nodes for the query `terms`, each with its trust and preview row.
-    `vector_hits` may be a call that waits for them (recall.vector_search): the word lists are
-    read first, while the vectors are searched on another thread. `meaning(ids)` gives the
-    query's cosine to lawful nodes, read for the pool when the reranker wants it; `like(ids)`
-    the visible nodes nearest in meaning to the query with those first results (the second
-    step)."""
+    Every read by meaning is asked the query without the speakers it names (the name-less
+    query, memory.recall.gather.without_names): `vectors(text)` starts the vector list and
+    returns the call that waits for it (recall.vector_search: the other word lists are read
+    meanwhile); `meaning(text, ids)` gives its cosine to lawful nodes, read for the pool when
+    the reranker wants it; `like(text, ids)` the visible nodes nearest in meaning to it with
+    those first results (the second step)."""
     w = WEIGHTS
     word_hits = fts_candidates(terms, vis, FTS_CANDIDATES)
-    # Substrings in scripts without spaces count as words (same weight, own normalisation).
-    substring_hits = trigram_candidates(query, vis, FTS_CANDIDATES)
-    scores: dict[int, float] = {}
     read: dict[int, dict[str, Any]] = {}  # preview rows already read (by _names)
     reranks = rerank.wanted()  # then the rows are read with their parents
     named = _names(terms, word_hits, vis, include_superseded, read, reranks) if w.names < 1 else []
+    # With the name in, the turns nearest in meaning are those addressing the speaker ("Thanks,
+    # Nate!"); the speaker's own turns are what the question asks about.
+    asked = gather.without_names(query, named)
+    waiting = vectors(asked) if vectors is not None else list
+    # Substrings in scripts without spaces count as words (same weight, own normalisation).
+    substring_hits = trigram_candidates(query, vis, FTS_CANDIDATES)
+    scores: dict[int, float] = {}
     unnamed: list[tuple[int, float]] = []
     if named:
         # The query names a speaker: words without the name rank at full weight, with it at
@@ -158,8 +164,7 @@ def rank(
     else:
         _add(scores, word_hits, w.fts)
     _add(scores, substring_hits, w.fts)
-    if callable(vector_hits):
-        vector_hits = vector_hits()
+    vector_hits = waiting()
     _add(scores, vector_hits, w.vector)
     dated = date_candidates(query, vis) if w.date else []
     _add(scores, dated, w.date)
@@ -173,14 +178,16 @@ def rank(
     seeds = sorted(scores, key=scores.__getitem__, reverse=True)[: w.seeds]
     via = _expand(seeds, scores, trusts, vis, include_superseded)
     through = _entity_expand(seeds, scores, trusts, vis, include_superseded) if w.entity else {}
-    second = _second_step(scores, trusts, vis, include_superseded, like)
+    second = _second_step(scores, trusts, vis, include_superseded, asked, like)
     ordered = sorted(scores, key=scores.__getitem__, reverse=True)[: max(limit * 3, POOL)]
     now = vis.as_of or timezone.now()
     rows, boosted = boost(ordered, read, scores, terms, now=now, signer=w.signer, parents=reranks)
     # Ties go to the older node (lower id), whatever order the rows came back in.
     ordered = sorted(rows, key=lambda i: (-scores[i], i))
     if len(ordered) > 1 and reranks:
-        likeness = meaning(ordered) if meaning is not None and rerank.wants_meaning() else None
+        likeness = None
+        if meaning is not None and rerank.wants_meaning():
+            likeness = meaning(asked, ordered)
         signals = rerank.signals(
             rows, words=word_hits, unnamed=unnamed, vector=vector_hits, date=dated, via=via,
             signer=boosted, named=bool(named), meaning=likeness,
@@ -286,7 +293,8 @@ def _second_step(
     trusts: dict[int, str],
     vis: Visibility,
     include_superseded: bool,
-    like: Callable[[list[int]], Sequence[tuple[int, float]]] | None,
+    asked: str,
+    like: Callable[[str, list[int]], Sequence[tuple[int, float]]] | None,
 ) -> dict[int, float]:
     """The second step of gathering: the best WEIGHTS.second_seeds results so far (lawful,
     after the expansion) make a second query, whose lawful results join the fusion: their names
@@ -303,7 +311,7 @@ def _second_step(
         if words:
             lists.append((fts_candidates(words, vis, FTS_CANDIDATES), w.second_words))
     if w.second_meaning and like is not None:
-        lists.append((like(first), w.second_meaning))
+        lists.append((like(asked, first), w.second_meaning))
     found: dict[int, float] = {}
     for hits, weight in lists:
         new = {i for i, _ in hits} - set(trusts)

@@ -40,6 +40,9 @@ SEEKER_QUERY = "periwinkle trowel"
 CHAIN_END = "The lantern oil sits on the porch shelf."
 CHAIN_QUERY = "lantern oil porch"
 BETWEEN = "Noted, I will look tonight."
+# A turn signed by the speaker the vector_named query names: the word list finds it by the name.
+SPEAKER = "Quillon here, back from the coast at last."
+SPEAKER_NAME = "Quillon"
 HOLDER = "agent:scout"
 STATE_RULES = ("decayed", "sealed", "rejected")
 
@@ -130,6 +133,37 @@ def vector(world: World, domains: list[str], as_of: str | None) -> str | None:
         for name in ("fts_candidates", "trigram_candidates", "date_candidates"):
             patch.setattr(rank_module, name, lambda *args, **kwargs: [])
         found = recall_module.recall(SUBJECT_QUERY, scope="both", domains=domains, as_of=as_of)
+    return _find(found, world.subject.pk)
+
+
+def vector_named(world: World, domains: list[str], as_of: str | None) -> str | None:
+    """The query names a speaker: the word lists find only the speaker's turn (so the name is
+    known), and the subject can come only from the vector list, asked the query without the
+    name (memory.recall.gather.without_names)."""
+    import memory.recall as recall_module
+    import memory.recall.rank as rank_module
+
+    if not Node.objects.filter(body=SPEAKER).exists():
+        world.make(SPEAKER, days_old=1, signature=SPEAKER_NAME)
+    embed_missing()
+    words, search = rank_module.fts_candidates, recall_module.vector_search
+    asked: list[str] = []
+    with world.monkeypatch.context() as patch:
+        patch.setattr(
+            rank_module,
+            "fts_candidates",
+            lambda *args, **kwargs: [h for h in words(*args, **kwargs) if h[0] != world.subject.pk],
+        )
+        for name in ("trigram_candidates", "date_candidates"):
+            patch.setattr(rank_module, name, lambda *args, **kwargs: [])
+        patch.setattr(
+            recall_module,
+            "vector_search",
+            lambda text, *args: asked.append(text) or search(text, *args),
+        )
+        query = f"{SPEAKER_NAME} {SUBJECT_QUERY}"
+        found = recall_module.recall(query, scope="both", domains=domains, as_of=as_of)
+    assert asked == [SUBJECT_QUERY]  # the name-less vector path
     return _find(found, world.subject.pk)
 
 
@@ -306,6 +340,7 @@ def owner_search_expansion(world: World, domains: list[str], as_of: str | None) 
 PATHS: dict[str, Callable[[World, list[str], str | None], str | None]] = {
     "full_text": full_text,
     "vector": vector,
+    "vector_named": vector_named,
     "expansion": expansion,
     "entity": entity,
     "gathered": gathered,

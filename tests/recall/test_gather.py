@@ -1,11 +1,11 @@
 """Gathering evidence around the best hits (memory.recall.gather): further turns, the session lift,
 the final pick's diversity,
-and query words naming a speaker."""
+and query words naming a speaker (searched apart, and left out of what the vectors are asked)."""
 
 from __future__ import annotations
 
 from memory.recall import rank, recall
-from memory.recall.gather import second_terms, select, session_lift
+from memory.recall.gather import second_terms, select, session_lift, without_names
 from memory.write import write_node
 
 
@@ -132,3 +132,71 @@ def test_recall_embeds_its_query_once_for_the_vector_list_and_the_meaning_read(
     with rerank.using(model):
         assert len(recall("heron mill wheel")) == 2
     assert calls == [1] and len(read) == 1 and len(read[0]) == 2
+
+
+def test_without_names_takes_the_named_speakers_words_out_of_the_query() -> None:
+    assert without_names("What pets does Nate have?", ["nate"]) == "What pets does have?"
+    both = without_names("When did CAROLINE and melanie meet?", ["caroline", "melanie"])
+    assert both == "When did and meet?"
+    assert without_names("Nate, what did you cook?", ["nate"]) == "what did you cook?"
+    assert without_names("Natesque pets", ["nate"]) == "Natesque pets"  # whole words only
+    assert without_names("What pets does Nate have?", []) == "What pets does Nate have?"
+
+
+def test_without_names_takes_a_possessive_with_its_name() -> None:
+    assert without_names("What is Nate's dog called?", ["nate"]) == "What is dog called?"
+    assert without_names("What is Nate\u2019s dog called?", ["nate"]) == "What is dog called?"
+    assert without_names("Nate's", ["nate"]) == "Nate's"  # nothing but the name is left
+
+
+def test_without_names_keeps_the_whole_query_when_only_names_are_left() -> None:
+    assert without_names("Nate and Joanna?", ["nate", "and", "joanna"]) == "Nate and Joanna?"
+    assert without_names("Nate Nate", ["nate"]) == "Nate Nate"
+
+
+def _named_speaker(make_note):
+    """Alice's own turn, and Bob's that only names her: "alice" is a speaker named."""
+    own = make_note("The kayak trip on Sunday was cold.", signature="Alice")
+    greeting = make_note("Thanks, Alice!", signature="Bob")
+    return own, greeting
+
+
+def test_the_vector_list_is_asked_the_query_without_the_speaker_it_names(make_note) -> None:
+    from memory.vectors.embed import embed_missing
+
+    own, greeting = _named_speaker(make_note)
+    embed_missing()
+
+    def by_vector() -> set[int]:
+        return {p["id"] for p in recall("Alice kayak trip", why=True) if "vector" in p["why"]}
+
+    with rank.using(names=1.0):  # no speaker named: the name is in the vectors' query
+        assert by_vector() == {own.pk, greeting.pk}
+    assert by_vector() == {own.pk}
+
+
+def test_the_vectors_and_the_meaning_read_embed_the_query_without_the_name(
+    make_note, monkeypatch
+) -> None:
+    import numpy as np
+
+    import memory.recall as recall_module
+    from memory.recall import rerank
+    from memory.vectors import likeness
+    from memory.vectors.embed import embed_missing, get_embedder
+
+    monkeypatch.setattr(likeness, "_kept", type(likeness._kept)())  # no query kept from before
+    _named_speaker(make_note)
+    embed_missing()
+    embedder = get_embedder()
+    asked: list[list[str]] = []
+    embed = embedder.embed
+    monkeypatch.setattr(embedder, "embed", lambda texts: asked.append(texts) or embed(texts))
+    n = len(rerank.FEATURES) + len(rerank.MEANING)
+    model = rerank.Model(mean=np.zeros(n), scale=np.ones(n), coefficients=np.ones(n))
+    read: list[list[int]] = []
+    cosines = recall_module.cosines
+    monkeypatch.setattr(recall_module, "cosines", lambda *a: read.append(list(a[2])) or cosines(*a))
+    with rerank.using(model):
+        assert len(recall("Was Alice's kayak trip cold?")) == 2
+    assert asked == [["Was kayak trip cold?"]] and len(read) == 1

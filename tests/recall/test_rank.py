@@ -213,7 +213,6 @@ def _rank(query: str, *, limit: int = 10, include_superseded: bool = False) -> l
             query,
             query_terms(query),
             EVERYTHING,
-            vector_hits=[],
             limit=limit,
             include_superseded=include_superseded,
         )
