@@ -236,6 +236,30 @@ def test_a_header_that_is_not_an_export_header_is_refused_plainly(tmp_path, head
 # (the tests above run manage.py in a child).
 
 
+@pytest.fixture
+def here(db, settings, tmp_path) -> list:
+    """The demo memory, its vectors embedded, exported in this process and then rolled back:
+    the test database is empty again for the import."""
+    import io
+
+    from django.db import transaction
+
+    from dashboard.demo import load_demo
+    from memory.custody.transfer import export
+    from memory.vectors.embed import embed_missing
+
+    out = io.StringIO()
+    with transaction.atomic():
+        load_demo()
+        embed_missing()
+        export(out)
+        transaction.set_rollback(True)
+    # The checkpoints rolled back went to the anchor file: the import starts a file of its own.
+    settings.GROVE_CHAIN_ANCHOR = tmp_path / "anchor-after-rollback.jsonl"
+    assert not Node.objects.exists()
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
 def _write(path: Path, rows: list) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
@@ -250,53 +274,49 @@ def _refused(path: Path) -> str:
     return str(refused.value)
 
 
-@pytest.mark.django_db
-def test_the_demo_export_imports_here_row_for_row(demo_rows, tmp_path, monkeypatch):
+def test_the_demo_export_imports_here_row_for_row(here, tmp_path, monkeypatch):
     from memory.custody import transfer
     from memory.models import Event, Vector
 
     # Batches of 7 rows: a table's last batch and a batch cut inside a table both go in.
     monkeypatch.setattr(transfer, "_BATCH", 7)
-    header = demo_rows[0]
+    header = here[0]
     assert header["counts"]["memory.Node"] > 7 and header["counts"]["memory.Vector"] > 0
-    assert transfer.import_into_empty(_write(tmp_path / "a.jsonl", demo_rows)) == header["counts"]
+    assert transfer.import_into_empty(_write(tmp_path / "a.jsonl", here)) == header["counts"]
     assert transfer.counts() == header["counts"]
     assert (
         Event.objects.order_by("-id").values_list("chain_hash", flat=True)[0]
         == header["chain_tail"]
     )
-    node = next(r["r"] for r in demo_rows if r.get("m") == "memory.Node")
+    node = next(r["r"] for r in here if r.get("m") == "memory.Node")
     stored = Node.objects.get(pk=node[0])
     assert stored.body == node[_column("memory.Node", "body")]
     assert stored.created_at.isoformat() == node[_column("memory.Node", "created_at")]["$dt"]
-    vector = next(r["r"] for r in demo_rows if r.get("m") == "memory.Vector")
+    vector = next(r["r"] for r in here if r.get("m") == "memory.Vector")
     data = bytes(Vector.objects.get(pk=vector[0]).data)
     assert base64.b64encode(data).decode() == vector[_column("memory.Vector", "data")]["$b64"]
     assert verify().ok
 
 
-@pytest.mark.django_db
 @pytest.mark.parametrize("damage", [_duplicate_a_node, _count_as_many, _rewrite_a_ground_body])
-def test_a_damaged_file_keeps_nothing_here(demo_rows, tmp_path, damage):
-    rows = json.loads(json.dumps(demo_rows))
+def test_a_damaged_file_keeps_nothing_here(here, tmp_path, damage):
+    rows = json.loads(json.dumps(here))
     damage(rows)
     assert _refused(_write(tmp_path / "d.jsonl", rows)).startswith(("a row is refused", "node "))
 
 
-@pytest.mark.django_db
-def test_each_disagreement_with_the_header_is_named(demo_rows, tmp_path):
-    rows = json.loads(json.dumps(demo_rows))
+def test_each_disagreement_with_the_header_is_named(here, tmp_path):
+    rows = json.loads(json.dumps(here))
     rows[0]["counts"]["memory.Edge"] += 1
     assert "row counts" in _refused(_write(tmp_path / "c.jsonl", rows))
-    rows = json.loads(json.dumps(demo_rows))
+    rows = json.loads(json.dumps(here))
     rows[0]["chain_tail"] = "0" * 64
     said = _refused(_write(tmp_path / "t.jsonl", rows))
     assert said == "the chain's last hash differs from the export's"
 
 
-@pytest.mark.django_db
-def test_a_line_that_is_no_row_is_named_by_its_number(demo_rows, tmp_path):
-    header, first, *rest = json.loads(json.dumps(demo_rows))
+def test_a_line_that_is_no_row_is_named_by_its_number(here, tmp_path):
+    header, first, *rest = json.loads(json.dumps(here))
     unknown = {"m": "memory.Secret", "r": [1]}
     assert "unknown table 'memory.Secret'" in _refused(
         _write(tmp_path / "u.jsonl", [header, first, unknown, *rest])
