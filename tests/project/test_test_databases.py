@@ -31,3 +31,12 @@ def test_two_processes_never_share_one_file() -> None:
         own_test_database(default, "sqlite", pid)
         names.add(default["TEST"]["NAME"])
     assert len(names) == 2
+
+
+def test_a_process_that_starts_pytest_again_keeps_its_one_name() -> None:
+    default = copy.deepcopy(settings.DATABASES["default"])
+    own_test_database(default, "sqlite", 7)
+    once = default["TEST"]["NAME"]
+    for _ in range(300):  # scripts/mutants_against.py: a pytest session for each mutant
+        own_test_database(default, "sqlite", 7)
+    assert default["TEST"]["NAME"] == once
