@@ -352,3 +352,16 @@ def test_an_export_here_writes_each_row_as_stored(make_note):
     (mine,) = [n for n in nodes if n[0] == note.pk]
     assert mine[_column("memory.Node", "created_at")] == {"$dt": note.created_at.isoformat()}
     assert note.created_at.microsecond  # the fixture's instant has a fraction to lose
+
+
+def test_an_import_into_a_memory_is_refused_here(make_note, tmp_path):
+    from memory.custody.transfer import TransferError, counts, import_into_empty
+
+    make_note("Already here.")
+    before = counts()
+    path = tmp_path / "any.jsonl"
+    path.write_text('{"format": "grove-export/1"}\n', encoding="utf-8")
+    with pytest.raises(TransferError) as refused:
+        import_into_empty(path)
+    assert str(refused.value) == "the target database already holds a memory: import needs it empty"
+    assert counts() == before
