@@ -12,8 +12,9 @@ def own_test_database(default: dict[str, Any], vendor: str, pid: int) -> None:
     another still held open failed its first write with "disk I/O error", counted as a kill.
     Grove's engine is `grove.sqlite`, so the test asks the connection's vendor, not the
     engine's dotted name. PostgreSQL's test database is a fresh one per run already."""
-    path = Path(default["TEST"]["NAME"])
-    # scripts/mutants_against.py starts pytest many times in one process: name it once.
-    if vendor != "sqlite" or path.stem.endswith(f"-{pid}"):
+    if vendor != "sqlite":
         return
+    path = Path(default["TEST"]["NAME"])
+    if path.stem.endswith(f"-{pid}"):
+        return  # scripts/mutants_against.py starts pytest many times in one process: once
     default["TEST"]["NAME"] = str(path.with_name(f"{path.stem}-{pid}{path.suffix}"))

@@ -298,21 +298,62 @@ def test_the_demo_export_imports_here_row_for_row(here, tmp_path, monkeypatch):
     assert verify().ok
 
 
-@pytest.mark.parametrize("damage", [_duplicate_a_node, _count_as_many, _rewrite_a_ground_body])
-def test_a_damaged_file_keeps_nothing_here(here, tmp_path, damage):
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (_duplicate_a_node, ("memory_node_no_replace", "duplicate key")),
+        (_count_as_many, ("expected a number but got 'many'",)),
+        (_rewrite_a_ground_body, ("memory_event_rooted_hash_matches",)),
+    ],
+)
+def test_a_damaged_file_keeps_nothing_here(here, tmp_path, damage, named):
     rows = json.loads(json.dumps(here))
     damage(rows)
-    assert _refused(_write(tmp_path / "d.jsonl", rows)).startswith(("a row is refused", "node "))
+    said = _refused(_write(tmp_path / "d.jsonl", rows))
+    # The first line of what the database or the field said, whichever engine.
+    assert said.startswith("a row is refused: ") and any(n in said for n in named), said
 
 
 def test_each_disagreement_with_the_header_is_named(here, tmp_path):
+    from memory.custody.transfer import counts
+
     rows = json.loads(json.dumps(here))
+    assert rows[0]["counts"]["memory.Edge"] > 0
+    have = dict(rows[0]["counts"])
     rows[0]["counts"]["memory.Edge"] += 1
-    assert "row counts" in _refused(_write(tmp_path / "c.jsonl", rows))
+    said = _refused(_write(tmp_path / "c.jsonl", rows))
+    assert said == f"row counts {have} differ from the export's {rows[0]['counts']}"
+    assert set(counts()) == set(have)  # the counts named are every table's
+    rows[0]["chain_tail"] = "0" * 64
+    said = _refused(_write(tmp_path / "t.jsonl", rows))
+    assert said.split("; ") == [
+        f"row counts {have} differ from the export's {rows[0]['counts']}",
+        "the chain's last hash differs from the export's",
+    ]
     rows = json.loads(json.dumps(here))
     rows[0]["chain_tail"] = "0" * 64
     said = _refused(_write(tmp_path / "t.jsonl", rows))
     assert said == "the chain's last hash differs from the export's"
+
+
+def test_a_forged_event_breaks_the_chain_here(here, tmp_path):
+    rows = json.loads(json.dumps(here))
+    actor = _column("memory.Event", "actor")
+    event = next(r["r"] for r in rows if r.get("m") == "memory.Event")
+    assert event[actor] != "forger"
+    event[actor] = "forger"
+    assert _refused(_write(tmp_path / "f.jsonl", rows)).startswith("the hash chain breaks: ")
+
+
+def test_at_most_five_nodes_are_named_for_each_check(here, tmp_path):
+    rows = json.loads(json.dumps(here))
+    created = _column("memory.Node", "created_at")
+    nodes = [r["r"] for r in rows if r.get("m") == "memory.Node"]
+    assert len(nodes) > 6
+    for node in nodes[:7]:
+        node[created] = {"$dt": "2020-01-01T00:00:00+00:00"}
+    said = _refused(_write(tmp_path / "n.jsonl", rows))
+    assert said.count("differ from its arrival") == 5, said
 
 
 def test_a_line_that_is_no_row_is_named_by_its_number(here, tmp_path):

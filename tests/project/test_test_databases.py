@@ -13,11 +13,11 @@ from tests._helpers.isolation import own_test_database
 
 def test_each_process_names_its_own_sqlite_test_database() -> None:
     default = copy.deepcopy(settings.DATABASES["default"])
-    before = Path(default["TEST"]["NAME"])
     own_test_database(default, connection.vendor, 4242)
-    if connection.vendor != "sqlite":
-        assert Path(default["TEST"]["NAME"]) == before
+    if connection.vendor != "sqlite":  # PostgreSQL's test database is a fresh one a run
+        assert default == settings.DATABASES["default"]
         return
+    before = Path(settings.DATABASES["default"]["TEST"]["NAME"])
     after = Path(default["TEST"]["NAME"])
     assert after != before
     assert after.parent == before.parent
@@ -27,16 +27,16 @@ def test_each_process_names_its_own_sqlite_test_database() -> None:
 def test_two_processes_never_share_one_file() -> None:
     names = set()
     for pid in (101, 102):
-        default = copy.deepcopy(settings.DATABASES["default"])
+        default = {"TEST": {"NAME": "/data/test_grove.sqlite3"}}
         own_test_database(default, "sqlite", pid)
         names.add(default["TEST"]["NAME"])
     assert len(names) == 2
 
 
 def test_a_process_that_starts_pytest_again_keeps_its_one_name() -> None:
-    default = copy.deepcopy(settings.DATABASES["default"])
+    default = {"TEST": {"NAME": "/data/test_grove.sqlite3"}}
     own_test_database(default, "sqlite", 7)
     once = default["TEST"]["NAME"]
     for _ in range(300):  # scripts/mutants_against.py: a pytest session for each mutant
         own_test_database(default, "sqlite", 7)
-    assert default["TEST"]["NAME"] == once
+    assert default["TEST"]["NAME"] == once == "/data/test_grove-7.sqlite3"
