@@ -198,7 +198,10 @@ def test_a_host_django_allows_is_answered_even_where_the_sdk_would_check_hosts_i
     allowed, which would refuse every Host Django lets through (421)."""
     from mcp.server import transport_security
 
-    def checking_by_default(self, settings=None):
+    def checking_by_default(
+        self: transport_security.TransportSecurityMiddleware,
+        settings: transport_security.TransportSecuritySettings | None = None,
+    ) -> None:
         self.settings = settings or transport_security.TransportSecuritySettings()
 
     monkeypatch.setattr(
