@@ -15,4 +15,6 @@ def own_test_database(default: dict[str, Any], vendor: str, pid: int) -> None:
     if vendor != "sqlite":
         return
     path = Path(default["TEST"]["NAME"])
+    if path.stem.endswith(f"-{pid}"):
+        return  # named already: this process runs pytest again (scripts/mutants_against.py)
     default["TEST"]["NAME"] = str(path.with_name(f"{path.stem}-{pid}{path.suffix}"))

@@ -31,3 +31,14 @@ def test_two_processes_never_share_one_file() -> None:
         own_test_database(default, "sqlite", pid)
         names.add(default["TEST"]["NAME"])
     assert len(names) == 2
+
+
+def test_a_process_that_runs_pytest_again_keeps_its_one_file() -> None:
+    # scripts/mutants_against.py calls pytest.main once a mutant, in one process: a name that
+    # grew by the pid at every session passed the file system's limit after a few dozen
+    # ("unable to open database file", counted as kills).
+    default = copy.deepcopy(settings.DATABASES["default"])
+    own_test_database(default, "sqlite", 4242)
+    once = default["TEST"]["NAME"]
+    own_test_database(default, "sqlite", 4242)
+    assert default["TEST"]["NAME"] == once
