@@ -35,7 +35,9 @@ from agents.mcp_server import ONE_CALL_CONNECTIONS, build_server
 from memory.errors import GroveError
 from memory.tokens import authenticate
 
-# Django has already refused a Host outside ALLOWED_HOSTS before this view runs.
+# Django has already refused a Host outside ALLOWED_HOSTS before this view runs. Said here, not
+# left to the SDK: its check is off only by its middleware's fallback for no settings, while its
+# settings' own default is on with no host allowed (tests/agents/test_mcp_http_view.py).
 _HOSTS_CHECKED = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 

@@ -12,8 +12,8 @@ entry rewritten with a fresh hash breaks its successor's link instead. Verificat
 that breaks; this module holds the hashing, for the writer and the verifier alike.
 
 The tail is read under the write lock: on SQLite every transaction is BEGIN IMMEDIATE, so the
-writer that reads the tail is the only writer until it commits; on PostgreSQL a transaction-level
-advisory lock does the same.
+writer that reads the tail is the only writer until it commits; on PostgreSQL every transaction
+takes Grove's advisory write lock first (grove/postgresql/base.py), which does the same.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from django.db import connection
 from django.utils import timezone
 
 GENESIS = "0" * 64
-_PG_CHAIN_LOCK = 0x67726F7665  # "grove"
 _BATCH = 2000
 
 
@@ -207,14 +206,13 @@ def chain_many(
 
 
 def tail_hash() -> str:
-    """The chain hash of the last event. Must run inside the writer's transaction: the caller
-    holds the write lock (SQLite BEGIN IMMEDIATE; an advisory lock on PostgreSQL), so no other
-    writer can append between this read and the caller's insert."""
+    """The chain hash of the last event. Must run inside the writer's transaction: a transaction
+    holds the write lock from its start (SQLite BEGIN IMMEDIATE; on PostgreSQL the advisory lock
+    grove/postgresql/base.py takes first), so no other writer can append between this read and
+    the caller's insert."""
     if not connection.in_atomic_block:
         raise RuntimeError("the chain tail is read only under the write lock (in a transaction)")
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_PG_CHAIN_LOCK])
         cursor.execute("SELECT chain_hash FROM memory_event ORDER BY id DESC LIMIT 1")
         row = cursor.fetchone()
     return (row[0] or GENESIS) if row else GENESIS

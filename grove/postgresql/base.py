@@ -33,7 +33,7 @@ class DatabaseOperations(operations.DatabaseOperations):
         return ["SET LOCAL grove.allow_flush = 'on';", *statements]
 
 
-# The key of Grove's write lock ("grove-w"); memory/chain.py's tail lock is another key.
+# The key of Grove's write lock ("grove-w"); the chain's tail (memory/chain.py) is read under it.
 WRITE_LOCK = 0x67726F76652D77
 
 

@@ -190,6 +190,29 @@ def test_a_host_outside_allowed_hosts_is_refused_before_the_transport(client):
     assert response.status_code == 400
 
 
+def test_a_host_django_allows_is_answered_even_where_the_sdk_would_check_hosts_itself(
+    client, monkeypatch
+):
+    """Django owns the Host check. The SDK's check is off only by its middleware's fallback for
+    no settings ("for backwards compatibility"); its settings' own default is on, with no host
+    allowed, which would refuse every Host Django lets through (421)."""
+    from mcp.server import transport_security
+
+    def checking_by_default(
+        self: transport_security.TransportSecurityMiddleware,
+        settings: transport_security.TransportSecuritySettings | None = None,
+    ) -> None:
+        self.settings = settings or transport_security.TransportSecuritySettings()
+
+    monkeypatch.setattr(
+        transport_security.TransportSecurityMiddleware, "__init__", checking_by_default
+    )
+    _, secret = create_token(name="desk", domains=["personal"])
+    response = _post(client, secret, _call(1, "waiting", {}), Origin="http://testserver")
+    assert response.status_code == 200
+    assert not response.json()["result"]["isError"]
+
+
 def test_the_body_is_received_once_and_then_the_transport_waits():
     exchange = _Exchange(b"{}")
 

@@ -284,6 +284,8 @@ print("done")
 
 
 def test_two_processes_writing_at_once_leave_one_unbroken_chain(real_db, tmp_path):
+    # Each reads the tail under the write lock it took first; on PostgreSQL, with that lock
+    # made a no-op, two events link to the same tail and verification names the second.
     from tests._helpers.realdb import run_together
 
     outcomes = run_together(_WRITER_CHILD, [["a"], ["b"]], db=real_db, tmp_path=tmp_path)
