@@ -14,12 +14,13 @@ from django.utils import timezone
 
 from memory.errors import Invalid, NotFound
 from memory.forgetting import let_go, restore
-from memory.models import Node
+from memory.models import Edge, Node
 from memory.trust import trust_map
 from memory.visibility import (
     MAX_ID,
     Visibility,
     _aware,
+    first_by_id,
     lawful,
     lawful_trust,
     live_at,
@@ -205,3 +206,15 @@ def test_lawful_labels_each_node_with_its_trust_as_of_the_instant(make_note):
     assert lawful([node.pk], now_view) == {node.pk: "ground"}
     then_view = Visibility.of(domains=None, scope="both", as_of=then)
     assert lawful([node.pk], then_view) == {node.pk: "unreviewed"}
+
+
+def test_the_first_rows_by_id_are_the_oldest_unless_the_newest_are_asked_for(make_note):
+    # The walk shows a hub's oldest incoming routes, a node's page its newest backlinks.
+    hub = make_note("A hub.")
+    for i in range(4):
+        make_note(f"Derived from the hub, {i}.", origins=[{"id": hub.pk}])
+    into = Edge.objects.filter(to_node=hub)
+    ids = list(into.order_by("id").values_list("id", flat=True))
+    assert len(ids) == 4
+    assert [e.pk for e in first_by_id(into, 2)] == ids[:2]
+    assert [e.pk for e in first_by_id(into, 2, newest=True)] == [ids[3], ids[2]]
