@@ -100,6 +100,13 @@ def test_a_bad_as_of_is_refused_by_its_field_name() -> None:
     assert refused.value.message.startswith("as_of ")
 
 
+def test_a_dig_refuses_an_as_of_saying_it_looks_at_what_is_forgotten_now() -> None:
+    with pytest.raises(Invalid) as refused:
+        Visibility.of(domains=None, scope="both", as_of="2026-01-01T00:00:00Z", forgotten=True)
+    assert refused.value.code == "bad_as_of"
+    assert refused.value.message == "a dig looks at what is forgotten now; as_of is not allowed"
+
+
 def test_a_single_domain_may_be_named_as_text_and_repeats_count_once() -> None:
     assert _vis(domains="work").domains == ("work",)
     assert _vis(domains=["work", "home", "work"]).domains == ("work", "home")
