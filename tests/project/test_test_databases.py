@@ -31,3 +31,16 @@ def test_two_processes_never_share_one_file() -> None:
         own_test_database(default, "sqlite", pid)
         names.add(default["TEST"]["NAME"])
     assert len(names) == 2
+
+
+def test_one_process_running_pytest_again_and_again_keeps_one_name() -> None:
+    # scripts/mutants_against.py runs pytest once a mutant in one process; a name that grew by
+    # the pid each time passed the file system's limit and every run failed ("unable to open
+    # database file"), counted as kills. A forked child renames for itself, once.
+    default = copy.deepcopy(settings.DATABASES["default"])
+    before = Path(default["TEST"]["NAME"])
+    for _ in range(60):
+        own_test_database(default, "sqlite", 4242)
+    assert Path(default["TEST"]["NAME"]).name == f"{before.stem}-4242{before.suffix}"
+    own_test_database(default, "sqlite", 4343)
+    assert Path(default["TEST"]["NAME"]).name == f"{before.stem}-4343{before.suffix}"
