@@ -118,6 +118,13 @@ def test_no_domains_at_all_sees_nothing_where_none_sees_everything(make_note) ->
     assert lawful([node.pk], _vis(domains=[])) == {}
 
 
+def test_a_caller_of_two_domains_sees_the_nodes_of_each_and_no_other(make_note) -> None:
+    work, home = make_note("At work.", domain="work"), make_note("At home.", domain="home")
+    other = make_note("Elsewhere.", domain="other")
+    shown = lawful([work.pk, home.pk, other.pk], _vis(domains=["work", "home"]))
+    assert set(shown) == {work.pk, home.pk}
+
+
 def test_the_default_alias_names_the_node_table_n(make_note) -> None:
     node = make_note("Found through the default alias.", domain="work")
     where, params = _vis(domains=["work"], scope="home").sql()
