@@ -232,3 +232,11 @@ def test_the_first_rows_by_id_are_the_oldest_unless_the_newest_are_asked_for(mak
     assert len(ids) == 4
     assert [e.pk for e in first_by_id(into, 2)] == ids[:2]
     assert [e.pk for e in first_by_id(into, 2, newest=True)] == [ids[3], ids[2]]
+
+
+def test_visible_ids_keep_to_the_callers_domains_from_the_first_id_on(make_note) -> None:
+    work, home = make_note("At work.", domain="work"), make_note("At home.", domain="home")
+    assert visible_ids({work.pk, home.pk}, domains=["work"]) == {work.pk}
+    assert visible_ids({work.pk, home.pk}, domains=None) == {work.pk, home.pk}
+    first = Node.objects.filter(pk=1).first() or _copy_at(work, 1)  # ids start at 1
+    assert visible_ids({1}, domains=[first.domain]) == {1}
