@@ -14,12 +14,13 @@ from django.utils import timezone
 
 from memory.errors import Invalid, NotFound
 from memory.forgetting import let_go, restore
-from memory.models import Node
+from memory.models import Edge, Node
 from memory.trust import trust_map
 from memory.visibility import (
     MAX_ID,
     Visibility,
     _aware,
+    first_by_id,
     lawful,
     lawful_trust,
     live_at,
@@ -99,6 +100,13 @@ def test_a_bad_as_of_is_refused_by_its_field_name() -> None:
     assert refused.value.message.startswith("as_of ")
 
 
+def test_a_dig_refuses_an_as_of_saying_it_looks_at_what_is_forgotten_now() -> None:
+    with pytest.raises(Invalid) as refused:
+        Visibility.of(domains=None, scope="both", as_of="2026-01-01T00:00:00Z", forgotten=True)
+    assert refused.value.code == "bad_as_of"
+    assert refused.value.message == "a dig looks at what is forgotten now; as_of is not allowed"
+
+
 def test_a_single_domain_may_be_named_as_text_and_repeats_count_once() -> None:
     assert _vis(domains="work").domains == ("work",)
     assert _vis(domains=["work", "home", "work"]).domains == ("work", "home")
@@ -108,6 +116,13 @@ def test_no_domains_at_all_sees_nothing_where_none_sees_everything(make_note) ->
     node = make_note("Seen by the owner, by no caller of no domain.")
     assert node.pk in lawful([node.pk], _vis(domains=None))
     assert lawful([node.pk], _vis(domains=[])) == {}
+
+
+def test_a_caller_of_two_domains_sees_the_nodes_of_each_and_no_other(make_note) -> None:
+    work, home = make_note("At work.", domain="work"), make_note("At home.", domain="home")
+    other = make_note("Elsewhere.", domain="other")
+    shown = lawful([work.pk, home.pk, other.pk], _vis(domains=["work", "home"]))
+    assert set(shown) == {work.pk, home.pk}
 
 
 def test_the_default_alias_names_the_node_table_n(make_note) -> None:
@@ -205,3 +220,23 @@ def test_lawful_labels_each_node_with_its_trust_as_of_the_instant(make_note):
     assert lawful([node.pk], now_view) == {node.pk: "ground"}
     then_view = Visibility.of(domains=None, scope="both", as_of=then)
     assert lawful([node.pk], then_view) == {node.pk: "unreviewed"}
+
+
+def test_the_first_rows_by_id_are_the_oldest_unless_the_newest_are_asked_for(make_note):
+    # The walk shows a hub's oldest incoming routes, a node's page its newest backlinks.
+    hub = make_note("A hub.")
+    for i in range(4):
+        make_note(f"Derived from the hub, {i}.", origins=[{"id": hub.pk}])
+    into = Edge.objects.filter(to_node=hub)
+    ids = list(into.order_by("id").values_list("id", flat=True))
+    assert len(ids) == 4
+    assert [e.pk for e in first_by_id(into, 2)] == ids[:2]
+    assert [e.pk for e in first_by_id(into, 2, newest=True)] == [ids[3], ids[2]]
+
+
+def test_visible_ids_keep_to_the_callers_domains_from_the_first_id_on(make_note) -> None:
+    work, home = make_note("At work.", domain="work"), make_note("At home.", domain="home")
+    assert visible_ids({work.pk, home.pk}, domains=["work"]) == {work.pk}
+    assert visible_ids({work.pk, home.pk}, domains=None) == {work.pk, home.pk}
+    first = Node.objects.filter(pk=1).first() or _copy_at(work, 1)  # ids start at 1
+    assert visible_ids({1}, domains=[first.domain]) == {1}
