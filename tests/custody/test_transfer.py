@@ -354,6 +354,15 @@ def test_at_most_five_nodes_are_named_for_each_check(here, tmp_path):
         node[created] = {"$dt": "2020-01-01T00:00:00+00:00"}
     said = _refused(_write(tmp_path / "n.jsonl", rows))
     assert said.count("differ from its arrival") == 5, said
+    rows = json.loads(json.dumps(here))
+    body = _column("memory.Node", "body")
+    rooted = _rooted_node(rows)
+    unrooted = [r["r"] for r in rows if r.get("m") == "memory.Node" and r["r"][0] != rooted]
+    assert len(unrooted) > 6
+    for node in unrooted[:7]:
+        node[body] += " (edited)"
+    said = _refused(_write(tmp_path / "b.jsonl", rows))
+    assert said.count("sha256 of the body is not its body_hash") == 5, said
 
 
 def test_a_line_that_is_no_row_is_named_by_its_number(here, tmp_path):
