@@ -242,7 +242,7 @@ def here(db, settings, tmp_path) -> list:
     the test database is empty again for the import."""
     import io
 
-    from django.db import transaction
+    from django.db import connection, transaction
 
     from dashboard.demo import load_demo
     from memory.custody.transfer import export
@@ -254,6 +254,15 @@ def here(db, settings, tmp_path) -> list:
         embed_missing()
         export(out)
         transaction.set_rollback(True)
+    if connection.vendor == "postgresql":
+        # A rollback leaves PostgreSQL's sequences where the demo moved them: start them again,
+        # as in the freshly migrated database an import is for.
+        from memory.custody.transfer import MODELS
+
+        with connection.cursor() as cursor:
+            for model in MODELS:
+                table = model._meta.db_table
+                cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), 1, false)")
     # The checkpoints rolled back went to the anchor file: the import starts a file of its own.
     settings.GROVE_CHAIN_ANCHOR = tmp_path / "anchor-after-rollback.jsonl"
     assert not Node.objects.exists()
@@ -296,6 +305,18 @@ def test_the_demo_export_imports_here_row_for_row(here, tmp_path, monkeypatch):
     data = bytes(Vector.objects.get(pk=vector[0]).data)
     assert base64.b64encode(data).decode() == vector[_column("memory.Vector", "data")]["$b64"]
     assert verify().ok
+    # The ids go on past the imported ones (PostgreSQL's sequences are moved).
+    from memory.write import write_node
+
+    after = write_node(
+        body="Written after the import.",
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
+        origins=[],
+        source="after.md",
+    ).node
+    assert after.pk > max(r["r"][0] for r in here if r.get("m") == "memory.Node")
 
 
 @pytest.mark.parametrize(
