@@ -217,3 +217,28 @@ def test_the_flag_checks_above_marks_read_only_nodes_with_a_new_event(make_note)
     audit.record("kept", node=new.pk, actor="owner", reason="")  # an event after the mark
     found = CHECKS["permanent_without_event"](marks=marks)
     assert found == [f"node {new.pk} is permanent but has no promoted_permanent event"]
+
+
+def test_on_demand_everything_is_checked_the_chain_from_its_first_event(make_note):
+    from memory.custody.since import sleep_checks
+    from memory.models import Event
+
+    make_note("A note the first sleep verifies.")
+    run_sleep(requested_by="test")
+    assert last_verified() is not None  # a verified point the on-demand run must ignore
+    first = Event.objects.order_by("id").first()
+    drop_trigger("memory_event_no_update")
+    sql("UPDATE memory_event SET reason = 'forged' WHERE id = %s", [first.pk])
+    # The nightly run reads the chain from its checkpoint, past the edit: it waits for the week.
+    nightly, info = sleep_checks()
+    assert info["chain_full"] is False and info["full"] is False and info["since"] is not None
+    assert all(r.ok for r in nightly if r.name == "hash_chain")
+    results, info = sleep_checks(full=True)
+    assert {k: info[k] for k in ("full", "chain_full", "since")} == {
+        "full": True,
+        "chain_full": True,
+        "since": None,
+    }
+    (chain,) = [r for r in results if r.name == "hash_chain"]
+    assert not chain.ok and f"event {first.pk}" in chain.violations[0]
+    assert "verified" not in info
