@@ -63,3 +63,40 @@ def test_commands_stop_at_the_gate_and_migrate_passes(real_db):
     assert "Grove will not start" in refused.stderr
     assert "memory.9999_from_the_future" in refused.stderr
     assert _manage(real_db, "showmigrations", "memory").returncode == 0
+
+
+def test_each_unknown_migration_is_named(db):
+    for name in ("9998_from_the_future", "9999_further_still"):
+        raw(
+            "INSERT INTO django_migrations (app, name, applied) VALUES (%s, %s, '2030-01-01')",
+            ("memory", name),
+        )
+    assert schema_problems() == [
+        "applied migrations this code does not know: "
+        "memory.9998_from_the_future, memory.9999_further_still"
+    ]
+
+
+@pytest.mark.parametrize(("unapplied", "more"), [(5, ""), (6, " and 1 more"), (7, " and 2 more")])
+def test_unapplied_migrations_name_the_first_five_and_count_the_rest(db, unapplied, more):
+    names = [f"memory.{n}" for n in _memory_migrations()[:unapplied]]
+    for name in names:
+        raw(
+            "DELETE FROM django_migrations WHERE app = 'memory' AND name = %s",
+            (name.split(".", 1)[1],),
+        )
+    assert schema_problems() == [f"migrations not applied: {', '.join(names[:5])}{more}"]
+
+
+def _memory_migrations() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM django_migrations WHERE app = 'memory' ORDER BY name")
+        return [name for (name,) in cursor.fetchall()]
+
+
+def test_a_missing_table_and_a_later_missing_column_are_both_named(db):
+    raw("ALTER TABLE memory_ticket RENAME TO memory_ticket_gone")
+    raw("ALTER TABLE memory_watchscan RENAME COLUMN id TO scan_id")
+    problems = schema_problems()
+    assert problems[0] == "table memory_ticket is missing"
+    assert "column memory_watchscan.id is missing" in problems
