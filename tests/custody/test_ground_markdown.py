@@ -74,6 +74,9 @@ def test_the_command_writes_a_private_folder_and_refuses_a_full_one(truths, tmp_
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.md"))
     assert len(files) == 3 and "README.md" in files
     assert stat.S_IMODE(next(folder.rglob("*-the-doctor-*.md")).stat().st_mode) == 0o600
+    folders = [folder, *(p for p in folder.rglob("*") if p.is_dir())]
+    assert len(folders) > 1  # a domain's folder under the top one
+    assert {stat.S_IMODE(p.stat().st_mode) for p in folders} == {0o700}  # the owner's alone
     with pytest.raises(CommandError, match="not empty"):
         call_command("export", ground_markdown=folder)
 
@@ -82,7 +85,76 @@ def test_the_download_is_the_same_folder_and_counts_no_read(truths, owner_client
     before = Node.objects.get(pk=truths["ground"].pk).access_count
     answer = owner_client.get("/nodes/ground.zip")
     assert answer.status_code == 200 and answer["Content-Type"] == "application/zip"
-    names = zipfile.ZipFile(io.BytesIO(answer.content)).namelist()
+    archive = zipfile.ZipFile(io.BytesIO(answer.content))
+    names = archive.namelist()
+    assert {i.compress_type for i in archive.infolist()} == {zipfile.ZIP_DEFLATED}
     assert sorted(names) == sorted(f"grove-ground/{path}" for path, _ in documents())
     assert Node.objects.get(pk=truths["ground"].pk).access_count == before
     assert 'id="ground-markdown"' in owner_client.get("/nodes/").content.decode()
+
+
+WORDS = (
+    "The boiler was serviced in March, by Ana,\n  who also bled every radiator upstairs and down."
+)
+
+
+def test_a_ground_file_and_its_index_line_say_exactly_what_was_rooted(make_note):
+    from memory.custody.ground_markdown import _slug
+    from memory.models import Event
+
+    node = make_note(
+        WORDS,
+        source="/vault/café.md#boiler",
+        domain="home and garden shed",
+        referent_time="2026-03-14T09:30:00+00:00",
+    )
+    root_as_owner(node, words="I checked the invoice.")
+    node.refresh_from_db()
+    rooted = Event.objects.get(node=node, kind="rooted")
+    path = f"home-and-garden/{node.pk}-the-boiler-was-serviced-in-march-by-ana.md"
+    plain = make_note("The shed key hangs by the door.", domain="home and garden shed")
+    root_as_owner(plain)
+    fields = {
+        "id": node.pk,
+        "domain": "home and garden shed",
+        "kind": node.kind,
+        "jurisdiction": node.jurisdiction,
+        "source": "/vault/café.md#boiler",
+        "written_by": node.signature,
+        "arrived": node.created_at.isoformat(),
+        "about_time": "2026-03-14T09:30:00+00:00",
+        "rooted": rooted.at.isoformat(),
+        "rooted_by": "owner",
+        "adopting_words": "I checked the invoice.",
+        "body_sha256": node.body_hash,
+    }
+    front = "".join(
+        f"{key}: {json.dumps(value, ensure_ascii=False)}\n" for key, value in fields.items()
+    )
+    body = WORDS + "\n"
+    first = "The boiler was serviced in March, by Ana, who also bled every radiator upstairs "
+    assert len(first) == 80
+    day = rooted.at.isoformat()[:10]
+    made = dict(documents())
+    assert made[path] == f"---\n{front}---\n\n{body}"
+    assert '"about_time": ""' not in made[path] and 'about_time: ""' in next(
+        text for name, text in made.items() if name.startswith(f"home-and-garden/{plain.pk}-")
+    )
+    assert made["README.md"].splitlines()[:3] == [
+        "# What is true",
+        "",
+        f"- [#{node.pk}]({path}) {first} (home and garden shed, rooted {day})",
+    ]
+    assert list(made)[-1] == "README.md" and len(made) == 3
+    assert _slug("Ein Übermaß an Wörtern, eins zwei drei vier fünf sechs") == (
+        "ein-berma-an-w-rtern-eins-zwei-drei-vier"
+    )
+    assert _slug("?!") == "node"
+    assert _slug("¿Qué?") == "qu"  # no dash at either end
+    assert _slug("x" * 70) == "x" * 60
+    assert _slug("a " * 30 + "b", words=40) == "a-" * 29 + "a"  # no dash left at the cut
+
+
+def test_with_nothing_ground_the_index_says_so(make_note):
+    make_note("Not reviewed yet.")
+    assert list(documents()) == [("README.md", "# What is true\n\nNothing is ground yet.\n")]
