@@ -105,33 +105,39 @@ def test_the_second_query_holds_the_names_and_dates_the_first_results_mention() 
     assert second_terms(lines) == ["eiffel", "tower", "7", "may", "2023"]
 
 
-def test_recall_embeds_its_query_once_for_the_vector_list_and_the_meaning_read(
-    make_note, monkeypatch
-) -> None:
+def _recording(monkeypatch):
+    """The nodes embedded, then every text the embedder is asked and every pool the meaning
+    read is given recorded, under a reranker that wants the meaning (returned)."""
     import numpy as np
 
+    import memory.recall as recall_module
     from memory.recall import rerank
     from memory.vectors import likeness
     from memory.vectors.embed import embed_missing, get_embedder
 
     monkeypatch.setattr(likeness, "_kept", type(likeness._kept)())  # no query kept from before
-    make_note("The heron nests by the mill pond.")
-    make_note("The mill wheel turns all winter.")
     embed_missing()
     embedder = get_embedder()
-    calls: list[int] = []
+    asked: list[list[str]] = []
     embed = embedder.embed
-    monkeypatch.setattr(embedder, "embed", lambda texts: calls.append(len(texts)) or embed(texts))
-    n = len(rerank.FEATURES) + len(rerank.MEANING)
-    model = rerank.Model(mean=np.zeros(n), scale=np.ones(n), coefficients=np.ones(n))
+    monkeypatch.setattr(embedder, "embed", lambda texts: asked.append(texts) or embed(texts))
     read: list[list[int]] = []
-    import memory.recall as recall_module
-
     cosines = recall_module.cosines
     monkeypatch.setattr(recall_module, "cosines", lambda *a: read.append(list(a[2])) or cosines(*a))
-    with rerank.using(model):
+    n = len(rerank.FEATURES) + len(rerank.MEANING)
+    model = rerank.Model(mean=np.zeros(n), scale=np.ones(n), coefficients=np.ones(n))
+    return asked, read, rerank.using(model)
+
+
+def test_recall_embeds_its_query_once_for_the_vector_list_and_the_meaning_read(
+    make_note, monkeypatch
+) -> None:
+    make_note("The heron nests by the mill pond.")
+    make_note("The mill wheel turns all winter.")
+    asked, read, meaning_wanted = _recording(monkeypatch)
+    with meaning_wanted:
         assert len(recall("heron mill wheel")) == 2
-    assert calls == [1] and len(read) == 1 and len(read[0]) == 2
+    assert asked == [["heron mill wheel"]] and len(read) == 1 and len(read[0]) == 2
 
 
 def test_without_names_takes_the_named_speakers_words_out_of_the_query() -> None:
@@ -178,25 +184,8 @@ def test_the_vector_list_is_asked_the_query_without_the_speaker_it_names(make_no
 def test_the_vectors_and_the_meaning_read_embed_the_query_without_the_name(
     make_note, monkeypatch
 ) -> None:
-    import numpy as np
-
-    import memory.recall as recall_module
-    from memory.recall import rerank
-    from memory.vectors import likeness
-    from memory.vectors.embed import embed_missing, get_embedder
-
-    monkeypatch.setattr(likeness, "_kept", type(likeness._kept)())  # no query kept from before
     _named_speaker(make_note)
-    embed_missing()
-    embedder = get_embedder()
-    asked: list[list[str]] = []
-    embed = embedder.embed
-    monkeypatch.setattr(embedder, "embed", lambda texts: asked.append(texts) or embed(texts))
-    n = len(rerank.FEATURES) + len(rerank.MEANING)
-    model = rerank.Model(mean=np.zeros(n), scale=np.ones(n), coefficients=np.ones(n))
-    read: list[list[int]] = []
-    cosines = recall_module.cosines
-    monkeypatch.setattr(recall_module, "cosines", lambda *a: read.append(list(a[2])) or cosines(*a))
-    with rerank.using(model):
+    asked, read, meaning_wanted = _recording(monkeypatch)
+    with meaning_wanted:
         assert len(recall("Was Alice's kayak trip cold?")) == 2
     assert asked == [["Was kayak trip cold?"]] and len(read) == 1
