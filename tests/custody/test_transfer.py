@@ -22,6 +22,12 @@ def _rows(path: Path) -> list:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def _write(path: Path, rows: list) -> Path:
+    """The rows as an export file: one JSON line each."""
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
 def _manage(env: dict[str, str], *args: str, ok: bool = True) -> subprocess.CompletedProcess:
     done = subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True
@@ -59,8 +65,7 @@ def test_a_forged_export_is_refused_and_the_target_stays_empty(demo_export, tmp_
     row = rows[events[len(events) // 2]]["r"]
     assert row[4] != "forger"  # the actor column, as exported
     row[4] = "forger"
-    forged = tmp_path / "forged.jsonl"
-    forged.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    forged = _write(tmp_path / "forged.jsonl", rows)
     target = _sqlite(tmp_path, "b.sqlite3")
     _manage(target, "migrate", "-v0")
     refused = _manage(target, "import", str(forged), ok=False)
@@ -144,8 +149,7 @@ def _rewrite_a_ground_body(rows: list) -> None:
 def test_a_damaged_file_imports_nothing_and_says_why(demo_rows, tmp_path, damage):
     rows = json.loads(json.dumps(demo_rows))
     damage(rows)
-    damaged = tmp_path / "damaged.jsonl"
-    damaged.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    damaged = _write(tmp_path / "damaged.jsonl", rows)
     target = _sqlite(tmp_path, "b.sqlite3")
     _manage(target, "migrate", "-v0")
     refused = _manage(target, "import", str(damaged), ok=False)
@@ -166,8 +170,7 @@ def test_a_doctored_node_field_imports_nothing_and_names_it(demo_rows, tmp_path,
     rows = json.loads(json.dumps(demo_rows))
     row = next(r["r"] for r in rows if r.get("m") == "memory.Node")
     row[_column("memory.Node", column)] = value
-    doctored = tmp_path / "doctored.jsonl"
-    doctored.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    doctored = _write(tmp_path / "doctored.jsonl", rows)
     target = _sqlite(tmp_path, "b.sqlite3")
     _manage(target, "migrate", "-v0")
     refused = _manage(target, "import", str(doctored), ok=False)
@@ -204,8 +207,7 @@ def test_a_doctored_token_imports_nothing_and_names_it(token_rows, tmp_path, nam
     )
     assert row[_column("memory.ApiToken", column)] != value  # the fixture holds another value
     row[_column("memory.ApiToken", column)] = value
-    doctored = tmp_path / "doctored.jsonl"
-    doctored.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    doctored = _write(tmp_path / "doctored.jsonl", rows)
     target = _sqlite(tmp_path, "b.sqlite3")
     _manage(target, "migrate", "-v0")
     refused = _manage(target, "import", str(doctored), ok=False)
@@ -213,8 +215,7 @@ def test_a_doctored_token_imports_nothing_and_names_it(token_rows, tmp_path, nam
 
 
 def test_an_export_of_granted_tokens_imports(token_rows, tmp_path):
-    export = tmp_path / "a.jsonl"
-    export.write_text("".join(json.dumps(r) + "\n" for r in token_rows), encoding="utf-8")
+    export = _write(tmp_path / "a.jsonl", token_rows)
     target = _sqlite(tmp_path, "b.sqlite3")
     _manage(target, "migrate", "-v0")
     assert "imported and verified" in _manage(target, "import", str(export)).stdout
@@ -267,11 +268,6 @@ def here(db, settings, tmp_path) -> list:
     settings.GROVE_CHAIN_ANCHOR = tmp_path / "anchor-after-rollback.jsonl"
     assert not Node.objects.exists()
     return [json.loads(line) for line in out.getvalue().splitlines()]
-
-
-def _write(path: Path, rows: list) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def _refused(path: Path) -> str:
