@@ -10,11 +10,13 @@ survivor may still die elsewhere: the score is a lower bound. mutmut's trampolin
 MUTANT_UNDER_TEST at every call, so one process serves every mutant. The first line is the
 unmutated code, which must pass. Mutant names come from `mutmut results` (run `mutmut run` once
 to generate them); the first argument is shell globs over them (as mutmut run takes),
-comma-separated."""
+comma-separated. A mutant whose run passes `--limit` seconds (default 120) is stopped and counted
+as timed out (a loop that never ends is a kill, as mutmut counts it): look at each one."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from fnmatch import fnmatchcase
@@ -25,7 +27,23 @@ import pytest
 MUTMUT = Path(__file__).resolve().parent.parent / ".venv" / "bin" / "mutmut"
 
 
+class _TimedOut(Exception):
+    """Raised into the running test when a mutant's time is up; the test fails, pytest goes on."""
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    raise _TimedOut("the mutant's time limit passed")
+
+
+def _limit(args: list[str]) -> tuple[float, list[str]]:
+    if args[:1] == ["--limit"]:
+        return float(args[1]), args[2:]
+    return 120.0, args
+
+
 def main(pattern: str, tests: list[str]) -> int:
+    limit, tests = _limit(tests)
+    signal.signal(signal.SIGALRM, _stop)
     listing = subprocess.run(
         [str(MUTMUT), "results", "--all", "true"], capture_output=True, text=True, cwd=".."
     ).stdout
@@ -34,8 +52,14 @@ def main(pattern: str, tests: list[str]) -> int:
     verdicts = {0: "survived", 1: "killed"}
     for name in ["", *names]:
         os.environ["MUTANT_UNDER_TEST"] = name
-        code = int(pytest.main(["-q", "-x", "-p", "no:cacheprovider", *tests]))
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        try:
+            code = int(pytest.main(["-q", "-x", "-p", "no:cacheprovider", *tests]))
+        finally:
+            left, _interval = signal.setitimer(signal.ITIMER_REAL, 0)
         verdict = verdicts.get(code, f"error {code}")
+        if left == 0 and code != 0:
+            verdict = "timed out"
         if not name:
             name, verdict = "unmutated", "passes" if code == 0 else f"FAILS ({code})"
         print(f"{name}: {verdict}", file=sys.stderr)
