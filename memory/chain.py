@@ -45,7 +45,7 @@ def canonical(value: Any) -> Any:
         and _PLAIN.issuperset(map(type, value.values()))
     ):
         return value
-    return json.loads(json.dumps(value, ensure_ascii=False))
+    return json.loads(json.dumps(value))
 
 
 def _instant(value: datetime | str) -> str:
@@ -95,7 +95,7 @@ def _content(
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def event_digest(
@@ -194,15 +194,16 @@ def chain_many(
     before_snapshot, tail = rest.split("\3")
     hashes = []
     for node_id, related_id, snapshot_text in events:
-        node = str(node_id) if type(node_id) is int else _id_text(node_id)
-        related = "null" if related_id is None else _id_text(related_id)
         text = (
-            f'{head}{node}{between}"{prev}"{middle}{related}{before_snapshot}'
-            f"{snapshot_text or '{}'}{tail}"
+            f'{head}{_id_text(node_id)}{between}"{prev}"{middle}{_id_text(related_id)}'
+            f"{before_snapshot}{snapshot_text or '{}'}{tail}"
         )  # a hex digest's JSON is itself in quotes
-        prev = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        prev = _sha(text)
         hashes.append(prev)
     return hashes
+
+
+_TAIL = "SELECT chain_hash FROM memory_event ORDER BY id DESC LIMIT 1"
 
 
 def tail_hash() -> str:
@@ -213,7 +214,7 @@ def tail_hash() -> str:
     if not connection.in_atomic_block:
         raise RuntimeError("the chain tail is read only under the write lock (in a transaction)")
     with connection.cursor() as cursor:
-        cursor.execute("SELECT chain_hash FROM memory_event ORDER BY id DESC LIMIT 1")
+        cursor.execute(_TAIL)
         row = cursor.fetchone()
     return (row[0] or GENESIS) if row else GENESIS
 
