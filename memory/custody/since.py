@@ -19,28 +19,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import connection
+from django.db.models import Max
 
 from memory.custody.chain_verify import full_due
 from memory.custody.integrity import CheckResult, run_checks
-from memory.models import SleepRun
+from memory.models import Edge, Event, Node, SleepRun, Vector
 
 STEP = "integrity"
 
 
 def current_marks() -> dict[str, int]:
     """The highest id of each table the scoped checks read (0 for an empty table)."""
-    marks = {}
-    with connection.cursor() as cursor:
-        for name, table in (
-            ("node", "memory_node"),
-            ("vector", "memory_vector"),
-            ("edge", "memory_edge"),
-            ("event", "memory_event"),
-        ):
-            cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")
-            marks[name] = int(cursor.fetchone()[0])
-    return marks
+    tables = (("node", Node), ("vector", Vector), ("edge", Edge), ("event", Event))
+    return {name: model.objects.aggregate(top=Max("id"))["top"] or 0 for name, model in tables}
 
 
 def last_verified() -> dict[str, int] | None:
