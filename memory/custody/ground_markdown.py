@@ -59,7 +59,7 @@ def documents() -> Iterator[tuple[str, str]]:
     roots = _roots([node.pk for node in nodes])
     index: list[str] = ["# What is true", ""]
     for node in nodes:
-        root = roots.get(node.pk, {})
+        root = roots[node.pk]  # ground only through a rooting act, which always adopts words
         path = f"{_slug(node.domain, words=3)}/{node.pk}-{_slug(node.body)}.md"
         fields: dict[str, Any] = {
             "id": node.pk,
@@ -70,14 +70,14 @@ def documents() -> Iterator[tuple[str, str]]:
             "written_by": node.signature,
             "arrived": _when(node.created_at),
             "about_time": _when(node.referent_time),
-            "rooted": _when(root.get("at")),
-            "rooted_by": root.get("actor", ""),
-            "adopting_words": root.get("adopting_words", ""),
+            "rooted": _when(root["at"]),
+            "rooted_by": root["actor"],
+            "adopting_words": root["adopting_words"],
             "body_sha256": node.body_hash,
         }
         if root.get("supersedes"):
             fields["replaces"] = root["supersedes"]
-        yield path, _front(fields) + "\n" + node.body.rstrip("\n") + "\n"
+        yield path, _front(fields) + "\n" + node.body + "\n"  # scrub stores bodies stripped
         first_line = " ".join(node.body.split())[:80]
         rooted = fields["rooted"][:10]
         index.append(f"- [#{node.pk}]({path}) {first_line} ({node.domain}, rooted {rooted})")

@@ -158,3 +158,19 @@ def test_a_ground_file_and_its_index_line_say_exactly_what_was_rooted(make_note)
 def test_with_nothing_ground_the_index_says_so(make_note):
     make_note("Not reviewed yet.")
     assert list(documents()) == [("README.md", "# What is true\n\nNothing is ground yet.\n")]
+
+
+def test_a_later_act_on_a_ground_node_does_not_become_its_root(make_note):
+    from memory.models import Event
+    from review.ceremony import unseal
+
+    node = make_note("The spare key is with Rui.")
+    root_as_owner(node, words="Rui confirmed.")
+    rooted = Event.objects.get(node=node, kind="rooted")
+    seal(node.pk, owner="owner:phone", reason="for now")
+    unseal(node.pk, owner="owner:laptop", reason="fine again")
+    [text] = _texts().values()  # ground again after the unseal
+    front = dict(line.split(": ", 1) for line in text.split("---\n")[1].splitlines())
+    assert json.loads(front["rooted"]) == rooted.at.isoformat()
+    assert json.loads(front["rooted_by"]) == rooted.actor
+    assert json.loads(front["adopting_words"]) == "Rui confirmed."
