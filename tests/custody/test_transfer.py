@@ -432,3 +432,36 @@ def test_an_import_into_a_memory_is_refused_here(make_note, tmp_path):
         import_into_empty(path)
     assert str(refused.value) == "the target database already holds a memory: import needs it empty"
     assert counts() == before
+
+
+def test_at_most_five_tokens_are_named(db, settings, tmp_path):
+    import io
+
+    from django.db import transaction
+
+    from memory.custody.transfer import export
+    from memory.tokens import create_token
+
+    out = io.StringIO()
+    with transaction.atomic():
+        for n in range(7):
+            create_token(name=f"agent-{n}", domains=["home"])
+        export(out)
+        transaction.set_rollback(True)
+    settings.GROVE_CHAIN_ANCHOR = tmp_path / "anchor-after-rollback.jsonl"
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    tokens = [r["r"] for r in rows if r.get("m") == "memory.ApiToken"]
+    assert len(tokens) == 7
+    for token in tokens:
+        token[_column("memory.ApiToken", "read_only")] = True
+    said = _refused(_write(tmp_path / "t.jsonl", rows))
+    assert said.count("read_only differ from its grant") == 5, said
+
+
+def test_a_refusal_with_no_words_is_named_by_its_kind():
+    from django.db import IntegrityError
+
+    from memory.custody.transfer import _first_line
+
+    assert _first_line(IntegrityError()) == "IntegrityError"
+    assert _first_line(IntegrityError("  UNIQUE failed\nat row 3")) == "UNIQUE failed"
