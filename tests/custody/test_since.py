@@ -242,3 +242,11 @@ def test_on_demand_everything_is_checked_the_chain_from_its_first_event(make_not
     (chain,) = [r for r in results if r.name == "hash_chain"]
     assert not chain.ok and f"event {first.pk}" in chain.violations[0]
     assert "verified" not in info
+
+
+@pytest.mark.django_db
+def test_an_empty_table_is_marked_below_any_row_it_will_hold():
+    from memory.models import Vector
+
+    assert not Vector.objects.exists()
+    assert current_marks()["vector"] == 0  # the first vector, id 1 or more, is above the mark
