@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory import reach
-from memory.forgetting import let_go, restore
+from memory.forgetting import let_go, pending_decays, restore
 from memory.models import Edge, Node
 from memory.reach import _held_decayed, candidates, holders_first, holdings
 
@@ -104,3 +104,20 @@ def test_the_candidates_read_can_use_the_partial_decay_index(lone):
     with connection.cursor() as cursor:
         cursor.execute(forced)
         assert cursor.fetchone()[0] == str(old.pk * 2 + 1)  # the id, and old at the one cutoff
+
+
+def test_a_held_node_does_not_hold_what_holds_it(make_note, lone):
+    # A young note holds the old page; an old note derived from the same page holds the page
+    # too, but nothing holds that note: holding runs one way, holder to held.
+    page = lone("Old page.", days_old=40)
+    make_note("Young, derived from the old page.", origins=[{"id": page.pk}])
+    orphan = make_note("Old, derived from the old page.", days_old=40, origins=[{"id": page.pk}])
+
+    found = reach.mark(timezone.now() - timedelta(days=14))
+
+    assert found.garbage.tolist() == [orphan.pk]
+
+
+def test_nothing_will_decay_within_a_day_where_every_node_is_young(lone):
+    lone("Young page.")
+    assert pending_decays(within_days=1) == []
