@@ -10,8 +10,9 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.errors import Forbidden, Invalid, NotFound
-from memory.models import Edge, Node, PendingCite, Ticket, Vector
+from memory.models import Edge, Event, EventKind, Node, PendingCite, Ticket, Vector
 from memory.scroll import commit_turn
+from memory.tokens import create_token
 from memory.vectors.embed import embed_missing
 from memory.walk import around, open_walk, read_ticket, step
 from review.ceremony import root
@@ -313,6 +314,14 @@ def test_reading_through_a_ticket_names_its_holder_as_the_reader(make_note):
     read_ticket(open_walk(node.pk, holder="agent:scout"), holder="agent:scout")
     node.refresh_from_db()
     assert (node.access_count, node.last_read_by) == (1, "agent:scout")
+
+
+def test_reading_through_a_ticket_as_an_agent_records_the_read_against_its_token(make_note):
+    node = make_note("Read on a walk by a governed agent.")
+    token, _secret = create_token(name="scout", domains=["default"])
+    read_ticket(open_walk(node.pk, holder="agent:scout"), holder="agent:scout", agent=token)
+    read = Event.objects.get(kind=EventKind.READ)
+    assert (read.node_id, read.token_id, read.actor) == (node.pk, token.pk, "agent:scout")
 
 
 def test_a_step_to_a_target_that_is_not_an_id_is_refused_by_code(make_note):
