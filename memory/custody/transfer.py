@@ -16,6 +16,7 @@ copy GROVE_SCROLL_DIR along (integrity's scroll check says if they are missing).
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 from collections.abc import Iterator
 from datetime import datetime
@@ -144,22 +145,17 @@ def _first_line(exc: Exception) -> str:
 def _load(rows: Iterator[tuple[str, list[Any]]], by_label: dict[str, type[models.Model]]) -> None:
     """Insert rows in file order, a batch at a time; a table's rows are all in before the next
     table's start (an event's rooted-hash trigger reads its node)."""
-    batch: list[models.Model] = []
-    current: type[models.Model] | None = None
-    for label, values in rows:
+    for label, run in itertools.groupby(rows, key=lambda row: row[0]):
         model = by_label.get(label)
         if model is None:
             raise TransferError(f"unknown table {label!r} in the export")
-        if batch and (model is not current or len(batch) >= _BATCH):
-            current._default_manager.bulk_create(batch)  # type: ignore[union-attr]
-            batch = []
-        current = model
-        try:
-            batch.append(model(**dict(zip(_columns(model), values, strict=True))))
-        except ValueError:
-            raise TransferError(f"a {label} row has the wrong number of columns") from None
-    if batch:
-        current._default_manager.bulk_create(batch)  # type: ignore[union-attr]
+        columns = _columns(model)
+        for chunk in itertools.batched(run, _BATCH):
+            try:
+                batch = [model(**dict(zip(columns, values, strict=True))) for _, values in chunk]
+            except ValueError:
+                raise TransferError(f"a {label} row has the wrong number of columns") from None
+            model._default_manager.bulk_create(batch)
 
 
 def _reset_sequences() -> None:

@@ -237,26 +237,22 @@ def test_a_header_that_is_not_an_export_header_is_refused_plainly(tmp_path, head
 # (the tests above run manage.py in a child).
 
 
-@pytest.fixture
-def here(db, settings, tmp_path) -> list:
-    """The demo memory, its vectors embedded, exported in this process and then rolled back:
-    the test database is empty again for the import."""
+def _exported_then_rolled_back(build, settings, tmp_path) -> list:
+    """What `build` writes, exported in this process and then rolled back: the test database is
+    empty again for the import."""
     import io
 
     from django.db import connection, transaction
 
-    from dashboard.demo import load_demo
     from memory.custody.transfer import export
-    from memory.vectors.embed import embed_missing
 
     out = io.StringIO()
     with transaction.atomic():
-        load_demo()
-        embed_missing()
+        build()
         export(out)
         transaction.set_rollback(True)
     if connection.vendor == "postgresql":
-        # A rollback leaves PostgreSQL's sequences where the demo moved them: start them again,
+        # A rollback leaves PostgreSQL's sequences where the build moved them: start them again,
         # as in the freshly migrated database an import is for.
         from memory.custody.transfer import MODELS
 
@@ -266,8 +262,22 @@ def here(db, settings, tmp_path) -> list:
                 cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), 1, false)")
     # The checkpoints rolled back went to the anchor file: the import starts a file of its own.
     settings.GROVE_CHAIN_ANCHOR = tmp_path / "anchor-after-rollback.jsonl"
-    assert not Node.objects.exists()
     return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+@pytest.fixture
+def here(db, settings, tmp_path) -> list:
+    """The demo memory, its vectors embedded, exported in this process and then rolled back."""
+    from dashboard.demo import load_demo
+    from memory.vectors.embed import embed_missing
+
+    def demo() -> None:
+        load_demo()
+        embed_missing()
+
+    rows = _exported_then_rolled_back(demo, settings, tmp_path)
+    assert not Node.objects.exists()
+    return rows
 
 
 def _refused(path: Path) -> str:
@@ -435,21 +445,13 @@ def test_an_import_into_a_memory_is_refused_here(make_note, tmp_path):
 
 
 def test_at_most_five_tokens_are_named(db, settings, tmp_path):
-    import io
-
-    from django.db import transaction
-
-    from memory.custody.transfer import export
     from memory.tokens import create_token
 
-    out = io.StringIO()
-    with transaction.atomic():
+    def tokens() -> None:
         for n in range(7):
             create_token(name=f"agent-{n}", domains=["home"])
-        export(out)
-        transaction.set_rollback(True)
-    settings.GROVE_CHAIN_ANCHOR = tmp_path / "anchor-after-rollback.jsonl"
-    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+
+    rows = _exported_then_rolled_back(tokens, settings, tmp_path)
     tokens = [r["r"] for r in rows if r.get("m") == "memory.ApiToken"]
     assert len(tokens) == 7
     for token in tokens:
