@@ -57,7 +57,12 @@ def _section_hashes(path: Path, slug: str) -> list[str]:
 def _problem(node: Node, *, base: Path | None) -> dict[str, Any] | None:
     source, slug = node.source, None
     if "heading" in (node.metadata or {}):
-        source, _, slug = source.rpartition("#") if "#" in source else (source, "", "")
+        # The importer wrote `<file>#<slug of the heading>`, or the file alone for the text
+        # before the first heading: the heading says which, since a path may hold a '#' too.
+        heading = str(node.metadata["heading"])
+        slug = section_slug(heading) if heading else ""
+        if slug:
+            source = source.removesuffix(f"#{slug}")
     path = Path(source).expanduser()
     if not path.is_absolute():
         path = (base or Path.cwd()) / path

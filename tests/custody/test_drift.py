@@ -6,6 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memory.custody.drift import find_drift
+from memory.models import Node
 from memory.write import write_node
 from review.ceremony import root
 from tests._helpers.nodes import rooted_vault_section
@@ -118,3 +119,50 @@ def test_a_rooted_section_whose_file_is_gone_is_reported_missing(rooted_section)
     node, path = rooted_section
     path.unlink()
     assert [(i["id"], i["problem"]) for i in find_drift()] == [(node.pk, "missing")]
+
+
+def test_a_section_file_saved_with_windows_line_endings_has_no_drift(rooted_section):
+    _node, path = rooted_section
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert b"\r\n" in path.read_bytes()
+    assert find_drift() == []
+
+
+def test_bytes_that_are_not_utf8_in_a_section_file_are_drift_not_a_crash(rooted_section):
+    node, path = rooted_section
+    path.write_bytes(path.read_bytes().replace(b"March", b"M\xe4rz"))
+    assert [(i["id"], i["problem"]) for i in find_drift()] == [(node.pk, "changed")]
+    path.write_bytes(path.read_bytes().replace(b"M\xe4rz", b"March").replace(b"May", b"M\xe4i"))
+    assert find_drift() == []
+
+
+def _rooted_intro(vault):
+    """The text before the first heading of a vault file, imported and rooted: (node, path)."""
+    from memory.importers.markdown import ingest
+
+    vault.mkdir()
+    path = vault / "house.md"
+    path.write_text("Intro line.\n\n# Boiler\n\nServiced in March.\n")
+    ingest(vault)
+    node = Node.objects.get(source=str(path), metadata__has_key="heading")
+    assert node.metadata["heading"] == ""
+    root(node.pk, adopting_words="True.", expected_body_hash=node.body_hash, owner="owner")
+    return node, path
+
+
+def test_the_text_before_the_first_heading_is_a_section_drift_finds(db, tmp_path):
+    node, path = _rooted_intro(tmp_path / "vault")
+    assert find_drift() == []
+    path.write_text(path.read_text().replace("Intro line.", "Another intro."))
+    assert [(i["id"], i["problem"], i["path"]) for i in find_drift()] == [
+        (node.pk, "changed", str(path))
+    ]
+
+
+def test_a_vault_under_a_folder_with_a_hash_in_its_name_has_no_false_drift(db, tmp_path):
+    _intro, path = _rooted_intro(tmp_path / "notes#2026")
+    section = Node.objects.get(source=f"{path}#boiler")
+    root(section.pk, adopting_words="True.", expected_body_hash=section.body_hash, owner="owner")
+    assert find_drift() == []
+    path.write_text(path.read_text().replace("March", "April"))
+    assert [(i["id"], i["problem"]) for i in find_drift()] == [(section.pk, "changed")]
