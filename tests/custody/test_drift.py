@@ -166,3 +166,60 @@ def test_a_vault_under_a_folder_with_a_hash_in_its_name_has_no_false_drift(db, t
     assert find_drift() == []
     path.write_text(path.read_text().replace("March", "April"))
     assert [(i["id"], i["problem"]) for i in find_drift()] == [(section.pk, "changed")]
+
+
+def _changed_on(path) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).isoformat()
+
+
+def test_each_report_of_a_whole_file_says_what_changed_when_and_both_hashes(imported):
+    node, path = imported
+    path.write_text("Bread: flour, water, salt, yeast.")
+    assert find_drift() == [
+        {
+            "id": node.pk,
+            "path": str(path),
+            "section": None,
+            "problem": "changed",
+            "recorded": node.metadata["file_hash"],
+            "current": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "changed_at": _changed_on(path),
+        }
+    ]
+    path.unlink()
+    assert find_drift() == [
+        {
+            "id": node.pk,
+            "path": str(path),
+            "section": None,
+            "problem": "missing",
+            "recorded": node.metadata["file_hash"],
+            "current": None,
+            "changed_at": None,
+        }
+    ]
+
+
+def test_each_report_of_a_section_names_it_and_says_when_its_file_changed(rooted_section):
+    node, path = rooted_section
+    path.write_text(path.read_text().replace("March", "April"))
+    [changed] = find_drift()
+    assert {k: changed[k] for k in ("section", "problem", "changed_at")} == {
+        "section": "boiler",
+        "problem": "changed",
+        "changed_at": _changed_on(path),
+    }
+    path.write_text("Intro line.\n")
+    assert find_drift() == [
+        {
+            "id": node.pk,
+            "path": f"{path}#boiler",
+            "section": "boiler",
+            "problem": "section missing",
+            "recorded": node.body_hash,
+            "current": None,
+            "changed_at": _changed_on(path),
+        }
+    ]
