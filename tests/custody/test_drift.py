@@ -65,6 +65,22 @@ def test_only_ground_counts(db, tmp_path):
     assert find_drift() == []
 
 
+@pytest.mark.parametrize(
+    ("source", "metadata"),
+    [
+        ("https://example.org/bread.md", {"file_hash": "0" * 64}),  # a page, not a file
+        ("", {"file_hash": "0" * 64}),  # no source at all
+        ("gone.md", {}),  # a file's name, but no hash was recorded
+    ],
+)
+def test_a_ground_node_that_is_not_from_a_file_is_never_drift(
+    make_note, tmp_path, source, metadata
+):
+    node = make_note("Bread: flour, water, salt.", source=source, metadata=metadata)
+    root(node.pk, adopting_words="Mine.", expected_body_hash=node.body_hash, owner="owner")
+    assert find_drift(base=tmp_path) == []
+
+
 def test_relative_sources_resolve_against_base(db, tmp_path):
     (tmp_path / "a.md").write_text("A.")
     node = write_node(
