@@ -239,3 +239,59 @@ def test_each_report_of_a_section_names_it_and_says_when_its_file_changed(rooted
             "changed_at": _changed_on(path),
         }
     ]
+
+
+def test_keeping_words_against_their_file_is_refused_for_what_does_not_drift(imported, make_note):
+    from memory.custody.drift import accept_drift
+    from memory.errors import Conflict, NotFound
+
+    node, _path = imported
+    note = make_note("Not from a file.")
+    said = {}
+    for node_id in (node.pk, note.pk, 10**9):
+        with pytest.raises((Conflict, NotFound)) as refused:
+            accept_drift(node_id, actor="owner")
+        said[node_id] = (type(refused.value), refused.value.code, refused.value.message)
+    assert said == {
+        node.pk: (Conflict, "no_drift", f"node {node.pk} does not drift from its file"),
+        note.pk: (Conflict, "not_file_ground", f"node {note.pk} is not ground from a file"),
+        10**9: (NotFound, "not_found", f"node {10**9} does not exist"),
+    }
+
+
+def test_a_missing_file_can_be_kept_once_and_then_no_longer_drifts(imported):
+    from memory.custody.drift import accept_drift
+    from memory.errors import Conflict
+    from memory.models import Event, EventKind
+
+    node, path = imported
+    path.unlink()
+    assert accept_drift(node.pk, actor="owner")["problem"] == "missing"
+    assert Event.objects.get(kind=EventKind.DRIFT_ACCEPTED).detail == {
+        "problem": "missing",
+        "current": None,
+    }
+    assert find_drift() == []
+    with pytest.raises(Conflict) as refused:
+        accept_drift(node.pk, actor="owner")
+    assert refused.value.code == "no_drift"
+
+
+def test_keeping_a_relative_source_reads_it_against_the_base_given(db, tmp_path):
+    from memory.custody.drift import accept_drift
+
+    (tmp_path / "a.md").write_text("A, changed.")
+    node = write_node(
+        body="A.",
+        kind="import",
+        jurisdiction="wild",
+        signature="importer",
+        source="a.md",
+        metadata={"file_hash": hashlib.sha256(b"A.").hexdigest()},
+    ).node
+    root(node.pk, adopting_words="yes", expected_body_hash=node.body_hash, owner="owner")
+    kept = accept_drift(node.pk, actor="owner", base=tmp_path)
+    assert (kept["problem"], kept["current"]) == (
+        "changed",
+        hashlib.sha256(b"A, changed.").hexdigest(),
+    )
