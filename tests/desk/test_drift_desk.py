@@ -91,3 +91,14 @@ def test_a_superseded_node_no_longer_drifts_on_the_desk(rooted_section, owner_cl
         owner="owner",
     )
     assert last_found() == {}
+
+
+def test_what_drifts_is_what_the_latest_real_run_of_the_drift_step_found(rooted_section):
+    node, path = rooted_section
+    _edit(path)
+    run_sleep(requested_by="test")
+    assert list(last_found()) == [node.pk]
+    path.write_text(path.read_text().replace("April", "March"))  # mended, but no run has seen it
+    assert run_sleep(dry_run=True, requested_by="test").steps["drift"]["count"] == 0
+    assert "drift" not in run_sleep(only_step="promote", requested_by="test").steps
+    assert list(last_found()) == [node.pk]
