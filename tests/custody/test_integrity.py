@@ -325,3 +325,17 @@ def test_every_scroll_is_verified_not_only_the_last(db, tmp_path, settings):
     path.write_text(path.read_text().replace("at six", "at ten"))
     violations = failing("scrolls_disagree_with_pairs")
     assert violations and all(v.startswith("scroll a-porch.jsonl: ") for v in violations)
+
+
+def test_the_chain_is_read_from_its_checkpoint_unless_asked_for_all_of_it(make_note):
+    from memory.custody.chain_verify import verify_from_checkpoint
+    from memory.custody.integrity import hash_chain
+
+    make_note("Checked once.")
+    first = Event.objects.order_by("id").first()
+    assert verify_from_checkpoint().ok  # a checkpoint past the event edited below
+    drop_trigger("memory_event_no_update")
+    raw("UPDATE memory_event SET reason = 'forged' WHERE id = %s", (first.pk,))
+    assert failing("hash_chain") == [] and hash_chain() == []
+    (result,) = run_checks(["hash_chain"], full_chain=True)
+    assert result.violations and result.violations[0].startswith(f"event {first.pk} ")

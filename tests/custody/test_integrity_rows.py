@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.custody.integrity import CHECKS
+from memory.custody.integrity import CHECKS, MAX_EXAMPLES, run_checks
 from tests._helpers.vendor import drop_trigger, raw
 
 NODE_COLUMNS = (
@@ -46,9 +46,12 @@ def put_vector(vector_id: int, node_id: int, values: list[float]) -> None:
 
 
 @pytest.mark.django_db
-def test_the_body_check_reads_the_first_node():
+def test_the_body_and_arrival_checks_read_the_first_node():
     put_node(1, "The first words.")
     assert CHECKS["body_hash_mismatch"]() == ["node 1: sha256 of the body is not its body_hash"]
+    assert CHECKS["nodes_disagree_with_arrival"]() == [
+        "node 1 has no arrival event: it joined no chain"
+    ]
 
 
 @pytest.mark.django_db
@@ -94,10 +97,11 @@ def put_nodes(count: int) -> None:
 
 
 @pytest.mark.django_db
-def test_the_body_check_reads_past_its_first_batch_of_two_thousand():
+def test_the_body_and_arrival_checks_read_past_their_first_batch_of_two_thousand():
     put_nodes(2001)
-    found = CHECKS["body_hash_mismatch"]()
-    assert len(found) == 2001 and len(set(found)) == 2001
+    for name in ("body_hash_mismatch", "nodes_disagree_with_arrival"):
+        found = CHECKS[name]()
+        assert len(found) == 2001 and len(set(found)) == 2001, name
 
 
 @pytest.mark.django_db
@@ -112,3 +116,27 @@ def test_the_vector_check_reads_past_its_first_chunk_of_five_thousand():
     )
     found = CHECKS["vectors_nan_or_zero"]()
     assert len(found) == 5001 and len(set(found)) == 5001
+
+
+# --- what run_checks hands on ------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_result_lists_its_first_examples_and_counts_the_rest():
+    put_nodes(MAX_EXAMPLES)
+    (result,) = run_checks(["body_hash_mismatch"])
+    assert len(result.violations) == MAX_EXAMPLES and "more" not in result.violations[-1]
+    put_nodes(1)
+    (result,) = run_checks(["body_hash_mismatch"])
+    assert len(result.violations) == MAX_EXAMPLES + 1
+    assert result.violations[-1] == "... and 1 more"
+
+
+@pytest.mark.django_db
+def test_a_mark_the_record_lacks_reads_its_table_from_the_first_row():
+    """A verified point recorded before a table had a mark carries no mark for it."""
+    put_node(1, "The first words.")
+    (result,) = run_checks(["body_hash_mismatch"], since={"vector": 10**9})
+    assert result.violations == ["node 1: sha256 of the body is not its body_hash"]
+    (result,) = run_checks(["body_hash_mismatch"], since={"node": 1})
+    assert result.ok
