@@ -339,3 +339,16 @@ def test_the_chain_is_read_from_its_checkpoint_unless_asked_for_all_of_it(make_n
     assert failing("hash_chain") == [] and hash_chain() == []
     (result,) = run_checks(["hash_chain"], full_chain=True)
     assert result.violations and result.violations[0].startswith(f"event {first.pk} ")
+
+
+def test_an_arrival_from_before_the_metadata_hash_is_not_judged_on_metadata(make_note):
+    import json
+
+    node = make_note("Arrived before arrivals recorded a metadata hash.")
+    arrival = Event.objects.get(node=node, kind="arrived")
+    detail = {k: v for k, v in arrival.detail.items() if k != "metadata_hash"}
+    drop_trigger("memory_event_no_update")
+    raw("UPDATE memory_event SET detail = %s WHERE id = %s", (json.dumps(detail), arrival.pk))
+    drop_trigger("memory_node_immutable")
+    raw("UPDATE memory_node SET metadata = %s WHERE id = %s", ('{"later": true}', node.pk))
+    assert failing("nodes_disagree_with_arrival") == []
