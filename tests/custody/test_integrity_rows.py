@@ -140,3 +140,16 @@ def test_a_mark_the_record_lacks_reads_its_table_from_the_first_row():
     assert result.violations == ["node 1: sha256 of the body is not its body_hash"]
     (result,) = run_checks(["body_hash_mismatch"], since={"node": 1})
     assert result.ok
+
+
+@pytest.mark.sqlite_only  # PostgreSQL's jsonb cannot hold an empty text
+@pytest.mark.django_db
+def test_a_part_whose_metadata_was_blanked_behind_the_checks_is_named():
+    put_node(1, "A container of words.")
+    raw("PRAGMA ignore_check_constraints = ON", savepoint=False)  # as one holding the file could
+    try:
+        put_node(2, "A container", metadata="")
+    finally:
+        raw("PRAGMA ignore_check_constraints = OFF", savepoint=False)
+    put_edge(1, 1, 2, "nests")
+    assert CHECKS["nests_not_verbatim"]() == ["nests edge 1: node 2 is not verbatim in 1"]
