@@ -92,7 +92,7 @@ def put_nodes(count: int) -> None:
             INSERT INTO memory_node ({NODE_COLUMNS})
             SELECT 'words ' || i, %s, %s, 'wild', 'import', 'personal', 'raw', 'a.md', '{{}}',
                    '2026-01-01', '', '', 0, FALSE FROM s""",
-        (count, "0" * 64, "0" * 64),
+        (count, "f" * 64, "0" * 64),  # a hash no engine reads as a number
     )
 
 
