@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory import audit
-from memory.custody.integrity import CHECKS
+from memory.custody.integrity import CHECKS, run_checks
 from memory.custody.since import current_marks
 from memory.vectors.embed import get_embedder
 from tests._helpers.acts import root_as_owner
@@ -91,3 +91,14 @@ def test_a_node_left_without_a_vector_is_read_above_the_marks_once_it_has_a_new_
     assert check(marks=marks) == [
         f"node {node.pk} is live without a {get_embedder().name} vector after sleep run"
     ]
+
+
+def test_run_checks_hands_its_marks_to_the_flag_checks(make_note):
+    node = make_note("Permanent by fiat, before the mark.")
+    drop_trigger("memory_node_permanent_one_way")  # rolled back with the test
+    raw(
+        "UPDATE memory_node SET permanent = TRUE, permanent_at = %s WHERE id = %s", (now(), node.pk)
+    )
+    (full,) = run_checks(["permanent_without_event"])
+    (scoped,) = run_checks(["permanent_without_event"], since=current_marks())
+    assert not full.ok and scoped.ok
