@@ -352,3 +352,12 @@ def test_an_arrival_from_before_the_metadata_hash_is_not_judged_on_metadata(make
     drop_trigger("memory_node_immutable")
     raw("UPDATE memory_node SET metadata = %s WHERE id = %s", ('{"later": true}', node.pk))
     assert failing("nodes_disagree_with_arrival") == []
+
+
+def test_it_names_every_field_edited_at_once(make_note):
+    node = make_note("Two columns changed in one statement.")
+    drop_trigger("memory_node_immutable")
+    raw("UPDATE memory_node SET domain = 'work', source = 'elsewhere.md' WHERE id = %s", (node.pk,))
+    assert failing("nodes_disagree_with_arrival") == [
+        f"node {node.pk}: domain, source differ from its arrival"
+    ]
