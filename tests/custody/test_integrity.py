@@ -243,3 +243,121 @@ def test_it_names_each_arrival_column_changed_behind_the_node_trigger(make_note,
     assert failing("nodes_disagree_with_arrival") == [
         f"node {node.pk}: {column} differ from its arrival"
     ]
+
+
+def test_it_reports_a_decayed_node_whose_latest_event_restored_it(make_note):
+    from memory.forgetting import let_go
+
+    node = make_note("Restored on the record, still decayed in its row.")
+    let_go(node.pk, actor="owner")
+    assert failing("lifecycle_flag_disagrees_with_latest_event") == []
+    with transaction.atomic():
+        audit.record("restored", node=node.pk, actor="owner", reason="owner_restore")
+    assert failing("lifecycle_flag_disagrees_with_latest_event") == [
+        f"node {node.pk} is decayed but its latest lifecycle event is restored"
+    ]
+
+
+def test_it_names_a_root_the_owner_kept_before_its_decay(make_note):
+    kept = make_note("Kept by the owner, then swept.", days_old=40)
+    late = make_note("Swept, then kept by the owner.", days_old=40)
+    with transaction.atomic():
+        audit.record("kept", node=kept.pk, actor="owner", reason="")
+    decay_raw(kept.pk, "unreachable")
+    decay_raw(late.pk, "unreachable")
+    with transaction.atomic():
+        audit.record("kept", node=late.pk, actor="owner", reason="")  # after: no root then
+    assert failing("root_decayed") == [f"root node {kept.pk} (owned) was decayed as unreachable"]
+
+
+def test_it_names_a_ground_root_by_its_trust(make_note):
+    from tests._helpers.acts import root_as_owner
+
+    node = make_note("Adopted by the owner, then swept.", days_old=40)
+    root_as_owner(node)
+    decay_raw(node.pk, "unreachable")
+    assert failing("root_decayed") == [f"root node {node.pk} (ground) was decayed as unreachable"]
+
+
+def test_a_root_exactly_as_old_as_the_threshold_is_no_longer_young(make_note):
+    from datetime import timedelta
+
+    def decay_at_age(node: Node, age: timedelta) -> None:
+        gone = connection.ops.adapt_datetimefield_value(node.created_at + age)
+        with transaction.atomic():
+            raw("UPDATE memory_node SET decayed_at = %s WHERE id = %s", (gone, node.pk))
+            audit.record(
+                "decayed",
+                node=node.pk,
+                actor="sleep",
+                reason="unreachable",
+                detail={"min_age_days": 14},
+            )
+
+    of_age = make_note("Fourteen days old to the microsecond.", days_old=20)
+    short = make_note("A second short of fourteen days.", days_old=20)
+    decay_at_age(of_age, timedelta(days=14))
+    decay_at_age(short, timedelta(days=14) - timedelta(seconds=1))
+    assert failing("root_decayed") == [f"root node {short.pk} (young) was decayed as unreachable"]
+
+
+def test_roots_whose_words_are_as_adopted_agree_with_their_verdicts(make_note):
+    from tests._helpers.acts import root_as_owner, supersede_as_owner
+
+    kept, swapped, replaced = (make_note(f"Adopted words number {i}.") for i in range(3))
+    for node in (kept, swapped, replaced):
+        root_as_owner(node)
+    supersede_as_owner(replaced, "Adopted words, revised.")
+    assert failing("verdicts_disagree_with_body") == []
+    drop_trigger("memory_node_immutable")
+    raw("UPDATE memory_node SET body = 'Forged words.' WHERE id = %s", (swapped.pk,))
+    (violation,) = failing("verdicts_disagree_with_body")
+    assert violation.endswith(f"node {swapped.pk}'s body no longer has")
+
+
+def test_every_scroll_is_verified_not_only_the_last(db, tmp_path, settings):
+    from memory.scroll import commit_turn, scroll_dir
+
+    settings.GROVE_SCROLL_DIR = tmp_path / "scroll"
+    commit_turn(conversation="a-porch", user="Rain?", assistant="Yes, at six.")
+    commit_turn(conversation="b-yard", user="Wind?", assistant="None today.")
+    path = scroll_dir() / "a-porch.jsonl"
+    path.write_text(path.read_text().replace("at six", "at ten"))
+    violations = failing("scrolls_disagree_with_pairs")
+    assert violations and all(v.startswith("scroll a-porch.jsonl: ") for v in violations)
+
+
+def test_the_chain_is_read_from_its_checkpoint_unless_asked_for_all_of_it(make_note):
+    from memory.custody.chain_verify import verify_from_checkpoint
+    from memory.custody.integrity import hash_chain
+
+    make_note("Checked once.")
+    first = Event.objects.order_by("id").first()
+    assert verify_from_checkpoint().ok  # a checkpoint past the event edited below
+    drop_trigger("memory_event_no_update")
+    raw("UPDATE memory_event SET reason = 'forged' WHERE id = %s", (first.pk,))
+    assert failing("hash_chain") == [] and hash_chain() == []
+    (result,) = run_checks(["hash_chain"], full_chain=True)
+    assert result.violations and result.violations[0].startswith(f"event {first.pk} ")
+
+
+def test_an_arrival_from_before_the_metadata_hash_is_not_judged_on_metadata(make_note):
+    import json
+
+    node = make_note("Arrived before arrivals recorded a metadata hash.")
+    arrival = Event.objects.get(node=node, kind="arrived")
+    detail = {k: v for k, v in arrival.detail.items() if k != "metadata_hash"}
+    drop_trigger("memory_event_no_update")
+    raw("UPDATE memory_event SET detail = %s WHERE id = %s", (json.dumps(detail), arrival.pk))
+    drop_trigger("memory_node_immutable")
+    raw("UPDATE memory_node SET metadata = %s WHERE id = %s", ('{"later": true}', node.pk))
+    assert failing("nodes_disagree_with_arrival") == []
+
+
+def test_it_names_every_field_edited_at_once(make_note):
+    node = make_note("Two columns changed in one statement.")
+    drop_trigger("memory_node_immutable")
+    raw("UPDATE memory_node SET domain = 'work', source = 'elsewhere.md' WHERE id = %s", (node.pk,))
+    assert failing("nodes_disagree_with_arrival") == [
+        f"node {node.pk}: domain, source differ from its arrival"
+    ]

@@ -73,13 +73,17 @@ def _vector_id(node_id: int) -> int:
         return cursor.fetchone()[0]
 
 
-@pytest.mark.parametrize(("values", "what"), [([np.nan, 1.0], "NaN"), ([0.0, 0.0], "zero norm")])
+@pytest.mark.parametrize(
+    ("values", "what"),
+    [([np.nan, 1.0], "NaN or infinite values"), ([0.0, 0.0], "zero norm")],
+)
 def test_it_reports_nan_and_zero_vectors(make_note, root_note, values, what):
     node = make_note("A.")
     put_vector(root_note.pk, ones(2), dim=2)
     put_vector(node.pk, np.array(values, dtype="<f4").tobytes(), dim=2)
-    found = CHECKS["vectors_nan_or_zero"]()
-    assert len(found) == 1 and f"(node {node.pk})" in found[0] and what in found[0]
+    assert CHECKS["vectors_nan_or_zero"]() == [
+        f"vector {_vector_id(node.pk)} (node {node.pk}) has {what}"
+    ]
 
 
 def test_it_reports_a_vector_of_a_missing_node(db):
@@ -103,6 +107,30 @@ def test_it_reports_a_live_node_a_finished_run_left_without_a_vector(make_note):
     )
     found = CHECKS["live_nodes_without_vectors"]()
     assert len(found) >= 1 and f"node {node.pk} " in found[-1]
+
+
+def put_run(steps: dict) -> None:
+    sql(
+        """INSERT INTO memory_sleeprun (requested_at, started_at, finished_at, status,
+           requested_by, dry_run, only_step, current_step, steps, error)
+           VALUES (%s, %s, %s, 'done', 'test', FALSE, '', '', %s, '')""",
+        [now(), now(), now(), json.dumps(steps)],
+    )
+
+
+def test_a_run_whose_embedding_did_not_finish_owes_no_vector(make_note):
+    node = make_note("Embedded by nobody.")
+    model = get_embedder().name
+    put_run({"embed": {"complete": False, "through_id": node.pk, "model": model}})
+    assert CHECKS["live_nodes_without_vectors"]() == []
+
+
+def test_the_last_run_that_finished_its_embedding_is_the_one_judged(make_note):
+    node = make_note("Embedded by nobody.")
+    model = get_embedder().name
+    put_run({"embed": {"complete": True, "through_id": node.pk, "model": model}})
+    put_run({"embed": {"complete": False, "through_id": node.pk, "model": model}})  # later
+    assert f"node {node.pk} " in " ".join(CHECKS["live_nodes_without_vectors"]())
 
 
 @pytest.mark.parametrize("kind", ["rooted", "proposed"])

@@ -98,6 +98,52 @@ def test_integrity_names_a_token_with_no_grant(db):
     assert tokens_disagree_with_grant() == [f"token {stray} has no grant event: it is on no chain"]
 
 
+def test_a_token_with_no_grant_does_not_end_the_check_of_the_next(db):
+    raw(
+        "INSERT INTO memory_apitoken (name, token_hash, prefix, domains, read_only, created_at)"
+        " VALUES ('stray', %s, 'grv_x', '[\"personal\"]', FALSE, '2026-01-01 00:00:00')",
+        ("1" * 64,),
+    )
+    (stray,) = ApiToken.objects.filter(name="stray").values_list("pk", flat=True)
+    token, _ = create_token(name="scout", domains=["personal"], read_only=True)
+    drop_trigger("memory_apitoken_grant_immutable")
+    drop_trigger("memory_apitoken_governed_after_grant")
+    raw("UPDATE memory_apitoken SET read_only = FALSE WHERE id = %s", (token.pk,))
+    assert tokens_disagree_with_grant() == [
+        f"token {stray} has no grant event: it is on no chain",
+        f"token {token.pk}: read_only differ from its grant",
+    ]
+
+
+def test_integrity_names_every_field_changed_at_once(db):
+    token, _ = create_token(name="scout", domains=["personal"], read_only=True)
+    drop_trigger("memory_apitoken_grant_immutable")
+    drop_trigger("memory_apitoken_governed_after_grant")
+    raw("UPDATE memory_apitoken SET name = 'renamed', read_only = FALSE WHERE id = %s", (token.pk,))
+    assert tokens_disagree_with_grant() == [
+        f"token {token.pk}: name, read_only differ from its grant"
+    ]
+
+
+def test_a_revocation_recorded_in_another_offset_is_the_same_instant(db):
+    """A grant's clock is compared as an instant: the same moment spelled with another UTC
+    offset (as another engine or session may spell it) is no disagreement."""
+    import json
+    from datetime import datetime, timedelta, timezone
+
+    token, _ = create_token(name="scout", domains=["personal"])
+    revoke_token(name="scout")
+    revoked = _grants(token)[-1]
+    moment = datetime.fromisoformat(revoked.detail["revoked_at"])
+    detail = {
+        **revoked.detail,
+        "revoked_at": moment.astimezone(timezone(timedelta(hours=2))).isoformat(),
+    }
+    drop_trigger("memory_event_no_update")
+    raw("UPDATE memory_event SET detail = %s WHERE id = %s", (json.dumps(detail), revoked.pk))
+    assert tokens_disagree_with_grant() == []
+
+
 def test_the_migration_grants_each_token_minted_before_it(real_db):
     from django.core.management import call_command
 

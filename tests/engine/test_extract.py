@@ -100,6 +100,21 @@ def test_integrity_names_a_nests_edge_that_is_not_verbatim(parent, make_note):
     assert str(child.pk) not in problem
 
 
+def test_a_part_nested_in_a_container_it_was_not_cut_from_is_named(parent, make_note):
+    """The same words at the same span are not enough: the part records its container."""
+    child = extract(parent.pk, start=0, end=32, signature="owner").node
+    twin = make_note(TEXT[:32] + " And nothing else.")
+    assert twin.body[0:32] == child.body
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO memory_edge (from_node_id, to_node_id, kind, weight, created_at, "
+            "created_by) VALUES (%s, %s, 'nests', 1.0, '2024-01-01', 'raw')",
+            [twin.pk, child.pk],
+        )
+    [problem] = nests_not_verbatim()
+    assert problem.endswith(f"node {child.pk} is not verbatim in {twin.pk}")
+
+
 def test_the_walk_goes_deeper_and_shallower(parent):
     child = extract(parent.pk, start=0, end=32, signature="owner").node
     ticket = walk.open_walk(parent.pk, holder="agent:w", domains=["personal"])
