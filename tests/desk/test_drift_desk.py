@@ -102,3 +102,17 @@ def test_what_drifts_is_what_the_latest_real_run_of_the_drift_step_found(rooted_
     assert run_sleep(dry_run=True, requested_by="test").steps["drift"]["count"] == 0
     assert "drift" not in run_sleep(only_step="promote", requested_by="test").steps
     assert list(last_found()) == [node.pk]
+
+
+def test_when_a_file_changed_is_read_back_as_an_instant_and_a_missing_one_has_none(
+    rooted_section,
+):
+    from datetime import datetime
+
+    node, path = rooted_section
+    _edit(path)
+    run_sleep(requested_by="test")
+    assert isinstance(last_found()[node.pk]["changed_at"], datetime)
+    path.unlink()
+    run_sleep(requested_by="test")
+    assert last_found()[node.pk]["changed_at"] is None
