@@ -354,3 +354,34 @@ def test_pending_decays_excerpt_is_the_first_160_characters(lone):
     lone("x" * 200, days_old=20)
     (item,) = pending_decays()
     assert item["excerpt"] == "x" * 160
+
+
+def test_each_root_says_why_it_holds_itself_and_a_held_node_names_its_chain(lone, settings):
+    from memory.forgetting import held_by, keep, root_reasons
+    from memory.read import read
+
+    old = settings.GROVE_DECAY_MIN_AGE_DAYS + 5
+    below = lone("Held by what the owner kept.", days_old=old)
+    kept = lone(
+        "Kept by the owner.",
+        days_old=old,
+        origins=[{"id": below.pk, "relation": "derived_from"}],
+    )
+    keep(kept.pk, actor="owner")
+    reader = lone("Read by an agent.", days_old=old)
+    read(reader.pk, actor="agent:scout")
+    young = lone("Written yesterday.", days_old=1)
+    loose = lone("Old, unread, unkept.", days_old=old)
+    assert root_reasons([kept.pk, reader.pk, young.pk, loose.pk, below.pk]) == {
+        kept.pk: ["kept by the owner"],
+        reader.pk: ["read 1 time on 1 day, last by agent:scout"],
+        young.pk: [f"young (1 of {settings.GROVE_DECAY_MIN_AGE_DAYS} days)"],
+        loose.pk: [],
+        below.pk: [],
+    }
+    assert held_by(kept.pk) == {"chain": [], "roots": ["kept by the owner"]}
+    assert held_by(below.pk) == {
+        "chain": [(kept.pk, "derived_from")],
+        "roots": ["kept by the owner"],
+    }
+    assert held_by(loose.pk) == {"chain": [], "roots": []}
