@@ -20,14 +20,18 @@ from memory.visibility import (
     MAX_ID,
     Visibility,
     _aware,
+    _with_authority_events,
     first_by_id,
     lawful,
     lawful_trust,
     live_at,
     node_in_domains,
+    shown_trust,
     visible_ids,
 )
 from review.ceremony import root, seal
+from tests._helpers.acts import root_as_owner, supersede_as_owner
+from tests._helpers.plans import plans
 
 
 def _copy_at(node: Node, pk: int) -> Node:
@@ -240,3 +244,65 @@ def test_visible_ids_keep_to_the_callers_domains_from_the_first_id_on(make_note)
     assert visible_ids({work.pk, home.pk}, domains=None) == {work.pk, home.pk}
     first = Node.objects.filter(pk=1).first() or _copy_at(work, 1)  # ids start at 1
     assert visible_ids({1}, domains=[first.domain]) == {1}
+
+
+def test_the_first_id_names_a_node_to_look_up(make_note) -> None:
+    node = make_note("A note, so that some node exists.")
+    first = Node.objects.filter(pk=1).first() or _copy_at(node, 1)  # ids start at 1
+    assert node_in_domains(1).pk == first.pk == 1
+
+
+def test_as_of_an_instant_the_latest_lifecycle_event_decides_not_the_flag_now(make_note):
+    # Restored now (flag clear), but decayed at the instant: gone then.
+    node = make_note("Let go, then brought back a moment later.")
+    let_go(node.pk, actor="owner")
+    between = datetime.now(UTC)
+    restore(node.pk, actor="owner")
+    assert live_at([node.pk], as_of=between) == set()
+    assert _vis(as_of=between).alive([node.pk]) == set()
+    assert _vis().alive([node.pk]) == {node.pk}
+
+
+def test_a_dig_sees_only_what_is_decayed_now_past_the_first_chunk_of_ids(make_note):
+    live = make_note("Still live.")
+    first, last = make_note("Forgotten, asked for first."), make_note("Forgotten, asked last.")
+    for node in (first, last):
+        let_go(node.pk, actor="owner")
+    dig = Visibility.of(domains=None, scope="both", as_of=None, forgotten=True)
+    ids = [first.pk, *PADDING, live.pk, last.pk]  # `live` and `last` in the second chunk
+    assert dig.alive(ids) == {first.pk, last.pk}
+    assert set(lawful([live.pk, first.pk, last.pk], dig)) == {first.pk, last.pk}
+
+
+def test_superseded_nodes_are_labelled_where_asked_for_and_hidden_elsewhere(make_note):
+    plain, old = make_note("Never reviewed."), make_note("The fuse box is in the hall.")
+    sealed = make_note("Sealed away.")
+    root_as_owner(old)
+    supersede_as_owner(Node.objects.get(pk=old.pk), "The fuse box moved to the cellar.")
+    seal(sealed.pk, owner="owner")
+    ids = [plain.pk, old.pk, sealed.pk]
+    for as_of in (None, datetime.now(UTC) + timedelta(days=1)):
+        labelled = lawful_trust(ids, as_of=as_of, include_superseded=True)
+        assert labelled == {plain.pk: "unreviewed", old.pk: "superseded"}
+        assert lawful_trust(ids, as_of=as_of, include_superseded=False) == {plain.pk: "unreviewed"}
+    # lawful serves walk routes and origins, which label superseded nodes.
+    assert lawful(ids, _vis()) == {plain.pk: "unreviewed", old.pk: "superseded"}
+
+
+def test_a_view_before_a_seal_hides_the_node_and_labels_it_sealed(make_note):
+    rooted, sealed = make_note("Rooted after the instant."), make_note("Sealed after the instant.")
+    before = timezone.now()
+    root_as_owner(rooted)
+    seal(sealed.pk, owner="owner")
+    ids = [rooted.pk, sealed.pk]
+    assert lawful_trust(ids, as_of=before, include_superseded=True) == {rooted.pk: "unreviewed"}
+    # The owner's labels: trust as of the instant, except what is hidden now stays hidden.
+    assert shown_trust(ids, as_of=None) == {rooted.pk: "ground", sealed.pk: "sealed"}
+    assert shown_trust(ids, as_of=before) == {rooted.pk: "unreviewed", sealed.pk: "sealed"}
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner, without statistics")
+def test_the_authority_probe_seeks_each_node_once_not_once_per_kind(make_note) -> None:
+    ids = [make_note(f"Reviewed or not, {i}.").pk for i in range(3)]
+    (plan,) = plans(lambda: _with_authority_events(ids), "SELECT DISTINCT node_id")
+    assert "memory_event" in plan and plan.split(" | ")[0].endswith("(node_id=?)"), plan
