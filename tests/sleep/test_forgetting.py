@@ -14,7 +14,7 @@ from memory.forgetting import _created_at, keep, let_go, pending_decays, restore
 from memory.models import Edge, Event, EventKind, Node
 from memory.reach import mark
 from memory.sleep.decay import decay
-from review.ceremony import seal
+from review.ceremony import root, seal
 from tests._helpers.events import authority
 from tests._helpers.nodes import chain, is_decayed
 
@@ -385,3 +385,24 @@ def test_each_root_says_why_it_holds_itself_and_a_held_node_names_its_chain(lone
         "roots": ["kept by the owner"],
     }
     assert held_by(loose.pk) == {"chain": [], "roots": []}
+
+
+def test_ground_restored_and_open_questions_are_roots_for_their_own_reasons(lone, settings):
+    from memory.forgetting import root_reasons
+    from memory.questions import plant_question
+
+    old = settings.GROVE_DECAY_MIN_AGE_DAYS + 5
+    ground = lone("Rooted by the owner.", days_old=old)
+    root(ground.pk, adopting_words="True.", expected_body_hash=ground.body_hash, owner="owner")
+    back = lone("Let go, then brought back.", days_old=old)
+    let_go(back.pk, actor="owner")
+    restore(back.pk, actor="owner")
+    question = plant_question(
+        "What holds this?", about=[ground.pk], signature="agent:scout", domain=ground.domain
+    )
+    assert root_reasons([ground.pk, back.pk, question.pk]) == {
+        ground.pk: ["ground"],
+        back.pk: ["restored by the owner"],
+        question.pk: [f"young (0 of {settings.GROVE_DECAY_MIN_AGE_DAYS} days)", "an open question"],
+    }
+    assert root_reasons([question.pk])[question.pk][-1] == "an open question"  # asked alone
