@@ -81,8 +81,9 @@ def test_a_ground_node_that_is_not_from_a_file_is_never_drift(
     assert find_drift(base=tmp_path) == []
 
 
-def test_relative_sources_resolve_against_base(db, tmp_path):
-    (tmp_path / "a.md").write_text("A.")
+def _rooted_relative(tmp_path, on_disk: str):
+    """A ground import of "A." whose source is the relative a.md, which now holds `on_disk`."""
+    (tmp_path / "a.md").write_text(on_disk)
     node = write_node(
         body="A.",
         kind="import",
@@ -92,6 +93,11 @@ def test_relative_sources_resolve_against_base(db, tmp_path):
         metadata={"file_hash": hashlib.sha256(b"A.").hexdigest()},
     ).node
     root(node.pk, adopting_words="yes", expected_body_hash=node.body_hash, owner="owner")
+    return node
+
+
+def test_relative_sources_resolve_against_base(db, tmp_path):
+    _rooted_relative(tmp_path, "A.")
     assert find_drift(base=tmp_path) == []
     assert [d["problem"] for d in find_drift(base=tmp_path / "elsewhere")] == ["missing"]
 
@@ -280,16 +286,7 @@ def test_a_missing_file_can_be_kept_once_and_then_no_longer_drifts(imported):
 def test_keeping_a_relative_source_reads_it_against_the_base_given(db, tmp_path):
     from memory.custody.drift import accept_drift
 
-    (tmp_path / "a.md").write_text("A, changed.")
-    node = write_node(
-        body="A.",
-        kind="import",
-        jurisdiction="wild",
-        signature="importer",
-        source="a.md",
-        metadata={"file_hash": hashlib.sha256(b"A.").hexdigest()},
-    ).node
-    root(node.pk, adopting_words="yes", expected_body_hash=node.body_hash, owner="owner")
+    node = _rooted_relative(tmp_path, "A, changed.")
     kept = accept_drift(node.pk, actor="owner", base=tmp_path)
     assert (kept["problem"], kept["current"]) == (
         "changed",
