@@ -40,16 +40,18 @@ def chain(make_note, lone, *, days_old: float = 40) -> tuple[Node, Node, Node]:
     return p, k, g
 
 
-def rooted_vault_section(tmp_path):
-    """A vault file of three parts imported, its "Boiler" section rooted: (node, path)."""
+def rooted_vault_section(tmp_path, *, folder: str = "vault", slug: str = "boiler"):
+    """A vault file of three parts imported in `folder`, the section of that heading slug rooted
+    ("" is the text before the first heading, whose source is the file alone): (node, path)."""
     from memory.importers.markdown import ingest
     from review.ceremony import root
 
-    vault = tmp_path / "vault"
+    vault = tmp_path / folder
     vault.mkdir()
     path = vault / "house.md"
     path.write_text("Intro line.\n\n# Boiler\n\nServiced in March.\n\n# Garden\n\nRoses in May.\n")
     ingest(vault)
-    node = Node.objects.get(source=f"{path}#boiler")
+    source = f"{path}#{slug}" if slug else str(path)
+    node = Node.objects.get(source=source, metadata__has_key="heading")
     root(node.pk, adopting_words="True.", expected_body_hash=node.body_hash, owner="owner")
     return node, path

@@ -158,22 +158,9 @@ def test_bytes_that_are_not_utf8_in_a_section_file_are_drift_not_a_crash(rooted_
     assert find_drift() == []
 
 
-def _rooted_intro(vault):
-    """The text before the first heading of a vault file, imported and rooted: (node, path)."""
-    from memory.importers.markdown import ingest
-
-    vault.mkdir()
-    path = vault / "house.md"
-    path.write_text("Intro line.\n\n# Boiler\n\nServiced in March.\n")
-    ingest(vault)
-    node = Node.objects.get(source=str(path), metadata__has_key="heading")
-    assert node.metadata["heading"] == ""
-    root(node.pk, adopting_words="True.", expected_body_hash=node.body_hash, owner="owner")
-    return node, path
-
-
 def test_the_text_before_the_first_heading_is_a_section_drift_finds(db, tmp_path):
-    node, path = _rooted_intro(tmp_path / "vault")
+    node, path = rooted_vault_section(tmp_path, slug="")
+    assert node.metadata["heading"] == ""
     assert find_drift() == []
     path.write_text(path.read_text().replace("Intro line.", "Another intro."))
     assert [(i["id"], i["problem"], i["path"]) for i in find_drift()] == [
@@ -182,7 +169,7 @@ def test_the_text_before_the_first_heading_is_a_section_drift_finds(db, tmp_path
 
 
 def test_a_vault_under_a_folder_with_a_hash_in_its_name_has_no_false_drift(db, tmp_path):
-    _intro, path = _rooted_intro(tmp_path / "notes#2026")
+    _intro, path = rooted_vault_section(tmp_path, folder="notes#2026", slug="")
     section = Node.objects.get(source=f"{path}#boiler")
     root(section.pk, adopting_words="True.", expected_body_hash=section.body_hash, owner="owner")
     assert find_drift() == []
