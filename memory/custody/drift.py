@@ -57,11 +57,12 @@ def _section_hashes(path: Path, slug: str) -> list[str]:
 def _problem(node: Node, *, base: Path | None) -> dict[str, Any] | None:
     source, slug = node.source, None
     if "heading" in (node.metadata or {}):
-        # The importer wrote `<file>#<slug of the heading>`, or the file alone for the text
-        # before the first heading: the heading says which, since a path may hold a '#' too.
+        # The importer wrote `<file>#<slug of the heading>` (the slug may be empty), or the file
+        # alone for the text before the first heading: the heading says which, since a path may
+        # hold a '#' too.
         heading = str(node.metadata["heading"])
-        slug = section_slug(heading) if heading else ""
-        if slug:
+        slug = section_slug(heading)
+        if heading:
             source = source.removesuffix(f"#{slug}")
     path = Path(source).expanduser()
     if not path.is_absolute():

@@ -279,3 +279,17 @@ def test_keeping_a_relative_source_reads_it_against_the_base_given(db, tmp_path)
         "changed",
         hashlib.sha256(b"A, changed.").hexdigest(),
     )
+
+
+def test_a_section_whose_heading_has_no_letters_is_found_in_its_file(db, tmp_path):
+    from memory.importers.markdown import ingest
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    path = vault / "moods.md"
+    path.write_text("# 🙂\n\nA good day.\n")
+    ingest(vault)
+    node = Node.objects.get(metadata__heading="🙂")
+    assert node.source == f"{path}#"  # the heading's slug is empty
+    root(node.pk, adopting_words="True.", expected_body_hash=node.body_hash, owner="owner")
+    assert find_drift() == []
