@@ -522,8 +522,10 @@ def _where(filters: dict[str, str]) -> tuple[str, list[Any]]:
         parts.append("n.signature = %s")
         params.append(filters["author"])
     if filters.get("words"):
-        parts.append("LOWER(n.body) LIKE %s")
-        params.append("%" + filters["words"].lower().replace("%", "").replace("_", "") + "%")
+        # The words as typed: a % or _ is a character to find, never a wildcard.
+        words = filters["words"].lower().replace("\\", "\\\\")
+        parts.append("LOWER(n.body) LIKE %s ESCAPE '\\'")
+        params.append("%" + words.replace("%", "\\%").replace("_", "\\_") + "%")
     if filters.get("origin", "").isdigit():
         # First, and as the origin's children (its few hundred, from the (to_node, kind)
         # index): SQLite then drives from them, where an EXISTS was probed for every pending id.
