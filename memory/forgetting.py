@@ -62,6 +62,7 @@ def _edges(ids: list[int]) -> list[tuple[int, int, str]]:
 
 # Each edge kind in plain words, one source for every why the owner reads: a holding kind as
 # the sentence its holder says ({a} holds {b}), a kind that never holds as the name of the link.
+# Every kind has its words (memory_edge_kind_valid admits no other).
 EDGE_WORDS: dict[str, str] = {
     EdgeKind.DERIVED_FROM: "{a} came from {b}",
     EdgeKind.CITES: "{a} cites {b}",
@@ -78,7 +79,7 @@ NOT_READ = "no agent read it"  # the fact that would have kept any pending node
 
 
 def _said(kind: str, a: str, b: str) -> str:
-    return EDGE_WORDS.get(kind, "{a} is linked to {b}").format(a=a, b=b)
+    return EDGE_WORDS[kind].format(a=a, b=b)
 
 
 def _and(items: list[str]) -> str:
@@ -111,7 +112,7 @@ def _phrases(
     if len(held) > SHOWN:
         out.append(f"and it depends on {len(held) - SHOWN} more, which do not keep it")
     if loose:
-        names = [EDGE_WORDS.get(k, k) for k in loose]
+        names = [EDGE_WORDS[k] for k in loose]
         lead_words = "its only link" if not holders and not held else "its other link"
         out.append(f"{lead_words}{'s are' if len(names) > 1 else ' is'} {_and(names)}")
     if not edges:
