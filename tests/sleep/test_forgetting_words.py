@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.forgetting import EDGE_WORDS, NOT_READ, why_rows
+from memory.forgetting import EDGE_WORDS, NOT_READ, arrived_words, why_rows
 from memory.models import Edge, EdgeKind, Node
 from memory.questions import answer, plant_question
 
@@ -122,3 +122,24 @@ def test_ids_past_a_chunk_of_400_say_what_they_would_alone(lone, make_note):
     ids = [pages[0].pk, *padding[:399], pages[1].pk, *padding[399:]]
     padded = why_rows(ids, now_garbage=gone)
     assert {p.pk: padded[p.pk] for p in pages} == alone
+
+
+def test_three_holders_and_three_held_are_all_named_and_none_counted(lone, make_note):
+    origins = [lone(f"Origin {i}.", days_old=40) for i in range(3)]
+    note = make_note("On three.", days_old=40, origins=[{"id": o.pk} for o in origins])
+    holders = [lone(f"Citing the note, {i}.", days_old=40) for i in range(3)]
+    for holder in holders:
+        _link(holder, note, "cites")
+    gone = [note.pk, *(n.pk for n in [*origins, *holders])]
+    assert why_rows([note.pk], now_garbage=gone)[note.pk] == [
+        NOT_READ,
+        GOES,
+        *(f"#{h.pk} cites it, but nothing keeps #{h.pk} either" for h in holders),
+        *(f"it came from #{o.pk}; that keeps #{o.pk}, not it" for o in origins),
+    ]
+
+
+def test_a_node_is_new_below_the_age_and_arrived_from_it_on():
+    assert arrived_words(13.9, 14) == "it is still new (13.9 of the 14 days new nodes are kept)"
+    assert arrived_words(14.0, 14) == "it arrived 14 days ago"
+    assert arrived_words(40.4, 14) == "it arrived 40 days ago"
