@@ -75,3 +75,14 @@ def test_a_kept_mark_answers_at_the_clock_of_the_view(lone):
     first = forgetting.pending_marks()
     later = timezone.now() + timedelta(minutes=5)
     assert forgetting.pending_marks(now=later).now == later != first.now
+
+
+def test_the_marks_of_two_graph_states_are_kept_and_no_more(lone, marked):
+    forgetting._kept.clear()
+    for i in range(3):
+        lone(f"Old page {i}.", days_old=40)
+        pending()
+    assert len(marked) == 3  # three states, each marked once
+    assert len(forgetting._kept) == forgetting._KEPT_STATES == 2
+    pending()
+    assert len(marked) == 3  # the last state is among the kept
