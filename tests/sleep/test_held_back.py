@@ -32,6 +32,13 @@ def test_the_last_runs_hold_back_is_said_with_its_share_of_live(db):
     assert held_back() == {"count": 12, "live": 13, "share": 0.923, "run": run.pk}
 
 
+def test_a_decay_step_recorded_before_the_guard_existed_held_nothing_back(db):
+    run = _run(held=None)
+    run.steps["decay"] = {"count": 3, "live": 40}  # no held_back: the guard came later
+    run.save()
+    assert held_back() is None
+
+
 def test_a_run_without_the_decay_step_is_passed_over_for_the_one_before(db):
     earlier = _run(held=7, ago=3)
     _run(held=None, ago=1)

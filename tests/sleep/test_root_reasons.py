@@ -10,7 +10,7 @@ import time_machine
 from django.utils import timezone
 
 from memory import audit, reach
-from memory.forgetting import held_by, keep, restore, root_reasons
+from memory.forgetting import held_by, keep, pending_ids, restore, root_reasons
 from memory.models import Edge, EventKind, Node
 from memory.read import read
 from memory.sleep.decay import decay
@@ -83,6 +83,13 @@ def test_a_young_node_says_its_age_in_whole_days(lone, settings):
     age = settings.GROVE_DECAY_MIN_AGE_DAYS
     node = lone("Written some days ago.", days_old=age - 1.5)
     assert root_reasons([node.pk]) == {node.pk: [f"young ({age - 2} of {age} days)"]}
+
+
+def test_a_node_exactly_the_age_is_not_young_and_the_sweep_agrees(lone, settings):
+    with time_machine.travel(timezone.now(), tick=False):
+        node = lone("Exactly the age.", days_old=settings.GROVE_DECAY_MIN_AGE_DAYS)
+        assert root_reasons([node.pk]) == {node.pk: []}
+        assert pending_ids()[0] == [node.pk]
 
 
 def test_a_decayed_node_has_no_reasons_at_all(lone, old):
