@@ -112,3 +112,13 @@ def test_the_release_records_what_is_pending_the_hold_the_last_id_and_the_run(lo
     with pytest.raises(Conflict) as again:
         release_held(actor="owner")
     assert again.value.code == "none_held"
+
+
+def test_a_release_in_an_empty_store_goes_through_no_node(db):
+    run = _run(held=5)
+    assert release_held(actor="owner").detail == {
+        "count": 0,
+        "held_back": 5,
+        "through_node": 0,
+        "run": run.pk,
+    }

@@ -133,3 +133,25 @@ def test_the_first_root_found_on_a_level_names_the_chain(lone, make_note, old):
         "chain": [(kept.pk, "derived_from")],
         "roots": ["kept by the owner"],
     }
+
+
+def test_two_holders_on_a_level_are_walked_together_and_the_first_route_names_the_chain(
+    lone, make_note, old
+):
+    base = lone("Held by two.", days_old=old)
+    left = make_note("Holds it, on the left.", days_old=old, origins=[{"id": base.pk}])
+    right = make_note("Holds it, on the right.", days_old=old, origins=[{"id": base.pk}])
+    top = lone("Cites both holders.", days_old=old)
+    for holder in (left, right):
+        Edge.objects.create(from_node=top, to_node=holder, kind="cites", created_by="sleep")
+    keep(top.pk, actor="owner")
+    assert held_by(base.pk) == {
+        "chain": [(left.pk, "derived_from"), (top.pk, "cites")],
+        "roots": ["kept by the owner"],
+    }
+
+
+def test_the_pending_ids_are_taken_at_the_clock_asked(lone, settings):
+    nearly = lone("Of age in an hour.", days_old=settings.GROVE_DECAY_MIN_AGE_DAYS - 1 / 24)
+    assert pending_ids()[0] == []
+    assert pending_ids(now=timezone.now() + timedelta(hours=2))[0] == [nearly.pk]
