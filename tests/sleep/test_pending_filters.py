@@ -30,6 +30,7 @@ def mixed(lone, make_note) -> dict[str, Node]:
         "home": lone("Home page about tea.", days_old=40, jurisdiction="home"),
         "agent": lone("Scout's page about tea.", days_old=40, signature="agent:scout"),
         "percent": lone("Fifty PERCENT_OFF% coffee.", days_old=40),
+        "cafe": lone("Un café noir.", days_old=40),
         "path": lone(r"Saved in C:\Cups\notes.", days_old=40),
         "session": session,
         "turn": make_note("Turn about tea.", days_old=40, origins=[{"id": session.pk}]),
@@ -62,6 +63,7 @@ def test_the_fixture_is_all_pending(mixed):
         ({"words": "t%a"}, set()),  # a % typed is a character to find, never a wildcard
         ({"words": "f_fty"}, set()),
         ({"words": "off% c"}, {"percent"}),
+        ({"words": "CAFÉ"}, {"cafe"}),  # the words folded as the body is
         ({"words": r"c:\cups\n"}, {"path"}),  # a backslash is a character too
         ({"domain": "work", "words": "tea"}, {"work"}),
         ({"domain": "", "kind": "", "author": "", "words": "", "origin": ""}, None),
