@@ -80,6 +80,12 @@ def test_the_origin_filter_keeps_what_came_from_that_node(mixed):
     assert found == [mixed["turn"].pk]
 
 
+def test_the_origin_filter_goes_with_the_others(mixed):
+    origin = str(mixed["session"].pk)
+    assert matching_pending(_pending(), {"origin": origin, "kind": "note"}) == [mixed["turn"].pk]
+    assert matching_pending(_pending(), {"origin": origin, "domain": "work"}) == []
+
+
 def test_a_filter_matches_only_among_the_ids_given_in_id_order_up_to_the_limit(mixed):
     ids = [mixed["work"].pk, mixed["plain"].pk, mixed["import"].pk]
     assert matching_pending(ids, {"words": "tea"}) == sorted(ids)
