@@ -406,3 +406,12 @@ def test_ground_restored_and_open_questions_are_roots_for_their_own_reasons(lone
         question.pk: [f"young (0 of {settings.GROVE_DECAY_MIN_AGE_DAYS} days)", "an open question"],
     }
     assert root_reasons([question.pk])[question.pk][-1] == "an open question"  # asked alone
+
+
+def test_pending_decays_with_a_limit_in_a_domain_give_that_domains_first(lone):
+    lone("Personal, oldest id.", days_old=40)
+    work = [lone(f"Work page {i}.", days_old=40, domain="work") for i in range(3)]
+    lone("Personal, later id.", days_old=40)
+    assert len(pending_decays()) == 5
+    items = pending_decays(limit=2, domains=["work"])
+    assert [i["id"] for i in items] == [work[0].pk, work[1].pk]
