@@ -588,7 +588,9 @@ def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, An
     origins = {g["origin"] for g in groups if g["origin"] is not None}
     labels = dict(Node.objects.filter(pk__in=origins).values_list("id", "source"))
     bodies = dict(Node.objects.filter(pk__in=origins).values_list("id", "body"))
-    out = sorted(groups, key=lambda g: (-g["count"], str(g["origin"])))
+    # Largest first; of equal size, by origin id (the sessions in the order they came), then
+    # the groups of no origin.
+    out = sorted(groups, key=lambda g: (-g["count"], g["origin"] is None, g["origin"] or 0))
     for group in out:
         origin = group["origin"]
         group["origin_label"] = (

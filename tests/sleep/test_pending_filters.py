@@ -131,6 +131,28 @@ def test_a_group_is_one_origin_and_domain_with_its_authors_count_oldest_and_read
     assert [g["count"] for g in groups] == [3, 2, 1, 1]
 
 
+def test_groups_of_one_size_come_by_origin_id_and_those_of_no_origin_last(lone, make_note):
+    first, second = lone("First session.", days_old=40), lone("Second session.", days_old=40)
+    # The first session's two turns are by two speakers, the second's by one: the query's
+    # counts then come second session first.
+    for speaker in ("Ann", "Bo"):
+        make_note(
+            f"{speaker} in the first.", days_old=40, signature=speaker, origins=[{"id": first.pk}]
+        )
+    for i in range(2):
+        make_note(
+            f"Cy in the second, {i}.", days_old=40, signature="Cy", origins=[{"id": second.pk}]
+        )
+    lone("Dee's page.", days_old=40, signature="Dee")
+    lone("Dee's other page.", days_old=40, signature="Dee")
+    groups = pending_groups(_pending(), {})
+    assert [(g["origin"], g["count"]) for g in groups[:3]] == [
+        (first.pk, 2),
+        (second.pk, 2),
+        (None, 2),
+    ]
+
+
 def test_a_group_is_labelled_by_its_origins_source_or_its_first_sixty_characters(lone, make_note):
     long = "w" * 80
     unnamed = make_note(long, days_old=40, kind="journal")
