@@ -586,16 +586,13 @@ def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, An
         rows = cursor.fetchall()
     groups = _by_origin(rows)
     origins = {g["origin"] for g in groups if g["origin"] is not None}
-    labels = dict(Node.objects.filter(pk__in=origins).values_list("id", "source"))
-    bodies = dict(Node.objects.filter(pk__in=origins).values_list("id", "body"))
+    named = Node.objects.filter(pk__in=origins).values_list("id", "source", "body")
+    labels = {i: source or body[:60] for i, source, body in named}
     # Largest first; of equal size, by origin id (the sessions in the order they came), then
     # the groups of no origin.
     out = sorted(groups, key=lambda g: (-g["count"], g["origin"] is None, g["origin"] or 0))
     for group in out:
-        origin = group["origin"]
-        group["origin_label"] = (
-            labels.get(origin) or bodies.get(origin, "")[:60] if origin is not None else ""
-        )
+        group["origin_label"] = labels.get(group["origin"], "")
     return out
 
 
