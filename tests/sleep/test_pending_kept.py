@@ -86,3 +86,12 @@ def test_the_marks_of_two_graph_states_are_kept_and_no_more(lone, marked):
     assert len(forgetting._kept) == forgetting._KEPT_STATES == 2
     pending()
     assert len(marked) == 3  # the last state is among the kept
+
+
+def test_the_within_mark_is_the_next_sleeps_unless_a_horizon_is_asked(lone):
+    old, soon = lone("Pending now.", days_old=40), lone("Of age in four days.", days_old=10)
+    marks = forgetting.pending_marks()
+    assert marks.within_days == 0 and marks.within is marks.horizons[0]  # not marked twice
+    within = forgetting.pending_marks(within_days=5)
+    listed = forgetting.pending_decays(marks=within)
+    assert [(i["id"], i["eligible_now"]) for i in listed] == [(old.pk, True), (soon.pk, False)]
