@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from memory.forgetting import (
+    _DERIVED_KEPT,
     groups_at,
     matching_at,
     matching_pending,
@@ -110,6 +111,7 @@ def test_a_group_is_one_origin_and_domain_with_its_authors_count_oldest_and_read
         lone("Another by Ann.", days_old=43, signature="Ann"),
         lone("A page by Bo.", days_old=46, signature="Bo"),
     ]
+    read(turns[0].pk, actor="agent:scout")  # one read by each speaker: a group sums them
     read(turns[1].pk, actor="agent:scout")
     ids = sorted(t.pk for t in [*turns, *alone, session])
     groups = pending_groups(ids, {})
@@ -122,7 +124,7 @@ def test_a_group_is_one_origin_and_domain_with_its_authors_count_oldest_and_read
         "authors": ["Ann", "Bo"],
         "count": 3,
         "oldest": of_session["oldest"],
-        "read": 1,
+        "read": 2,
     }
     assert str(of_session["oldest"])[:10] == turns[0].created_at.isoformat()[:10]
     by_ann = next(g for g in groups if g["origin"] is None and g["author"] == "Ann")
@@ -195,3 +197,13 @@ def test_each_horizon_is_asked_for_its_own_pending_nodes(lone):
     assert matching_at(marks, 7, {}) == sorted([old.pk, soon.pk])
     assert [g["count"] for g in groups_at(marks, 0, {})] == [1]
     assert sum(g["count"] for g in groups_at(marks, 7, {})) == 2
+
+
+def test_what_one_graph_state_keeps_worked_out_is_bounded(mixed):
+    marks = pending_marks()
+    for i in range(_DERIVED_KEPT + 6):
+        matching_at(marks, 0, {"words": f"word {i}"})
+    assert len(marks.derived) == _DERIVED_KEPT
+    assert matching_at(marks, 0, {"words": "tea"}) == sorted(  # worked out, not kept
+        mixed[name].pk for name in ("plain", "work", "import", "home", "agent", "turn")
+    )
