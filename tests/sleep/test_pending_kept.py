@@ -90,8 +90,15 @@ def test_the_marks_of_two_graph_states_are_kept_and_no_more(lone, marked):
 
 def test_the_within_mark_is_the_next_sleeps_unless_a_horizon_is_asked(lone):
     old, soon = lone("Pending now.", days_old=40), lone("Of age in four days.", days_old=10)
+    half = lone("Of age in half a day.", days_old=13.5)
+    lone("Of age in six days.", days_old=8)  # within the 7-day tab, not within 5 days
     marks = forgetting.pending_marks()
     assert marks.within_days == 0 and marks.within is marks.horizons[0]  # not marked twice
-    within = forgetting.pending_marks(within_days=5)
-    listed = forgetting.pending_decays(marks=within)
-    assert [(i["id"], i["eligible_now"]) for i in listed] == [(old.pk, True), (soon.pk, False)]
+    listed = forgetting.pending_decays(marks=forgetting.pending_marks(within_days=5))
+    assert [(i["id"], i["eligible_now"]) for i in listed] == [
+        (old.pk, True),
+        (half.pk, False),
+        (soon.pk, False),
+    ]
+    listed = forgetting.pending_decays(marks=forgetting.pending_marks(within_days=1))
+    assert [i["id"] for i in listed] == [old.pk, half.pk]
