@@ -32,7 +32,7 @@ from memory.models import (
     SleepRun,
     SleepStatus,
 )
-from memory.trust import trust_map
+from memory.trust import WORDLESS, trust_map
 
 SHOWN = 3  # neighbours named per row; the rest are counted
 _OWNED = {
@@ -539,6 +539,15 @@ def _where(filters: dict[str, str]) -> tuple[str, list[Any]]:
     return " AND ".join(parts), params
 
 
+def _worded(ids: list[int], filters: dict[str, str]) -> list[int]:
+    """`ids` less the sealed and rejected when the words filter is set: their words match
+    nothing, so a filter never says yes or no about them."""
+    if not filters.get("words"):
+        return ids
+    trust = trust_map(ids)
+    return [i for i in ids if trust[i] not in WORDLESS]
+
+
 def _among(ids: list[int]) -> tuple[str, list[Any]]:
     """`n.id` among `ids` as one SQL condition with one parameter, however many ids: a JSON
     array SQLite reads with json_each, an array PostgreSQL compares with ANY. One statement
@@ -554,7 +563,7 @@ def matching_pending(
     """The ids of `ids` (pending) that match the page's filters, in id order (the first `limit`
     of them): what a bulk act by filter acts on. One query."""
     where, params = _where(filters)
-    among, ids_param = _among(ids)
+    among, ids_param = _among(_worded(ids, filters))
     cap = f" LIMIT {int(limit)}" if limit is not None else ""
     with connection.cursor() as cursor:
         cursor.execute(
@@ -572,7 +581,7 @@ def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, An
     authors (its signers, most nodes first), count, oldest (created_at), read (how many were
     ever read). Store clock for nothing: no ages."""
     where, params = _where(filters)
-    among, ids_param = _among(ids)
+    among, ids_param = _among(_worded(ids, filters))
     with connection.cursor() as cursor:
         cursor.execute(
             f"""SELECT (SELECT MIN(e.to_node_id) FROM memory_edge e WHERE e.from_node_id = n.id
@@ -586,8 +595,10 @@ def pending_groups(ids: list[int], filters: dict[str, str]) -> list[dict[str, An
         rows = cursor.fetchall()
     groups = _by_origin(rows)
     origins = {g["origin"] for g in groups if g["origin"] is not None}
+    # A sealed or rejected origin lends no words: its group is labelled by its id alone.
+    trust = trust_map(origins)
     named = Node.objects.filter(pk__in=origins).values_list("id", "source", "body")
-    labels = {i: source or body[:60] for i, source, body in named}
+    labels = {i: source or body[:60] for i, source, body in named if trust[i] not in WORDLESS}
     # Largest first; of equal size, by origin id (the sessions in the order they came), then
     # the groups of no origin.
     out = sorted(groups, key=lambda g: (-g["count"], g["origin"] is None, g["origin"] or 0))

@@ -37,6 +37,10 @@ class Trusted(TypedDict):
     trust: str
 
 
+# Trust states whose words are shown nowhere and matched by nothing, not even as a yes/no
+# (sealed hides everything; rejected is a tombstone).
+WORDLESS = frozenset({Trust.SEALED.value, Trust.REJECTED.value})
+
 _PRECEDENCE = (
     (EventKind.REJECTED, Trust.REJECTED),
     (EventKind.SUPERSEDED, Trust.SUPERSEDED),

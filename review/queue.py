@@ -21,13 +21,11 @@ from memory.chunks import chunks
 from memory.errors import GroveError
 from memory.forgetting import PendingMarks, held_back, pending_decays
 from memory.models import ApiToken, Event, EventKind, Node, Trust
-from memory.trust import trust_map
+from memory.trust import WORDLESS, trust_map
 from review import ceremony
 from review.near import Near, near_duplicates
 
-# Trust states whose words are never shown on a decision page (sealed hides everything,
-# rejected is a tombstone).
-NO_WORDS = frozenset({Trust.SEALED.value, Trust.REJECTED.value})
+NO_WORDS = WORDLESS  # never shown on a decision page
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from memory.forgetting import (
 )
 from memory.models import Node
 from memory.read import read
+from review.ceremony import reject, seal
 
 
 @pytest.fixture
@@ -207,3 +208,30 @@ def test_what_one_graph_state_keeps_worked_out_is_bounded(mixed):
     assert matching_at(marks, 0, {"words": "tea"}) == sorted(  # worked out, not kept
         mixed[name].pk for name in ("plain", "work", "import", "home", "agent", "turn")
     )
+
+
+def test_a_sealed_or_rejected_origin_lends_no_words_to_its_group(make_note, owner_client):
+    sealed = make_note("The sealed first words of a session.", days_old=40, kind="journal")
+    rejected = make_note("The rejected first words of a session.", days_old=40, kind="journal")
+    for origin in (sealed, rejected):
+        make_note(f"A turn of #{origin.pk}.", days_old=40, origins=[{"id": origin.pk}])
+    labels = {g["origin"]: g["origin_label"] for g in pending_groups(_pending(), {})}
+    assert labels[sealed.pk] == "The sealed first words of a session."  # before the ceremonies
+    seal(sealed.pk, owner="owner")
+    reject(rejected.pk, owner="owner", reason="wrong")
+    labels = {g["origin"]: g["origin_label"] for g in pending_groups(_pending(), {})}
+    assert (labels[sealed.pk], labels[rejected.pk]) == ("", "")
+    page = owner_client.get("/review/decays/").content.decode()
+    assert "sealed first words" not in page and "rejected first words" not in page
+
+
+def test_a_rejected_pending_node_answers_no_words_filter(lone):
+    page = lone("A rejected page with the word zebra.", days_old=40)
+    other = lone("A plain page with the word zebra.", days_old=40)
+    assert matching_pending(_pending(), {"words": "zebra"}) == [page.pk, other.pk]
+    reject(page.pk, owner="owner", reason="wrong")
+    assert page.pk in _pending()  # still pending: rejected is not protected
+    assert matching_pending(_pending(), {"words": "zebra"}) == [other.pk]
+    groups = pending_groups(_pending(), {"words": "zebra"})
+    assert [g["count"] for g in groups] == [1]
+    assert matching_pending(_pending(), {}) == [page.pk, other.pk]  # no words asked: listed
