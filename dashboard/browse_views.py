@@ -18,7 +18,7 @@ from memory.custody.ground_markdown import zip_bytes
 from memory.errors import Invalid
 from memory.models import DecayReason, Jurisdiction, Kind, Node, Trust
 from memory.recall.dig import FILTERS, ForgottenFilter, forgotten_ids
-from memory.trust import trust_map
+from memory.trust import WORDLESS, trust_map
 from review.view_helpers import owner_name
 from web.htmx import HtmxHttpRequest
 
@@ -144,8 +144,8 @@ def restore_matching(request: HtmxHttpRequest) -> HttpResponse:
             return redirect(f"{reverse('forgotten')}?{urlencode({**filters, 'batch': out.batch})}")
         return redirect(back)
     trusts = trust_map(ids)
-    hidden = [i for i in ids if trusts[i] in batches.NEVER_RESTORED]
-    ids = [i for i in ids if trusts[i] not in batches.NEVER_RESTORED]
+    hidden = [i for i in ids if trusts[i] in WORDLESS]
+    ids = [i for i in ids if trusts[i] not in WORDLESS]
     nodes = Node.objects.in_bulk(ids[:SAMPLE])
     sample = [nodes[i] for i in ids[:SAMPLE] if i in nodes]
     context = {

@@ -27,8 +27,8 @@ from django.utils import timezone
 from memory import audit, reach
 from memory.chunks import chunks
 from memory.errors import Conflict, NotFound
-from memory.models import DecayReason, Event, EventKind, Node, Trust
-from memory.trust import trust_map
+from memory.models import DecayReason, Event, EventKind, Node
+from memory.trust import WORDLESS, trust_map
 
 UNDO_WINDOW = timedelta(days=1)
 UNDONE_REASON = "batch_undone"  # the reason of the events an undo writes
@@ -145,9 +145,6 @@ def _flag_decayed(ids: list[int], *, actor: str, reason: str, detail: dict[str, 
     audit.record_many(EventKind.DECAYED, ids, actor=actor, reason=reason, detail=detail, at=now)
 
 
-NEVER_RESTORED = frozenset({Trust.SEALED, Trust.REJECTED})  # their words stay out of every read
-
-
 def restore_many(ids: list[int], *, actor: str, words: str) -> Outcome:
     """The owner restores many decayed nodes as one batch: each comes back as the owner's restore
     (reason owner_restore: a root from now on) with every decayed node it holds (reason
@@ -168,7 +165,7 @@ def restore_many(ids: list[int], *, actor: str, words: str) -> Outcome:
         for node_id in ids:
             if node_id not in decayed:
                 out.skipped[node_id] = "live or missing"
-            elif trusts[node_id] in NEVER_RESTORED:
+            elif trusts[node_id] in WORDLESS:
                 out.skipped[node_id] = str(trusts[node_id])
             else:
                 out.done.append(node_id)

@@ -1,4 +1,5 @@
-"""Id lists in pieces that each fit one SQL IN list, on either engine."""
+"""SQL parameters that mean the same on either engine: id lists in pieces that each fit one IN
+list, and LIKE patterns that find text as typed."""
 
 from __future__ import annotations
 
@@ -13,3 +14,11 @@ def chunks[T](items: Sequence[T], size: int = IN_LIST) -> Iterator[Sequence[T]]:
     """`items` in consecutive pieces of at most `size`, in order."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def like_containing(text: str) -> str:
+    """A LIKE pattern matching any string that holds `text` as typed: a %, _ or \\ in it is a
+    character to find, never a wildcard. Backslash escapes: PostgreSQL's default, SQLite's only
+    with ESCAPE '\\'."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"

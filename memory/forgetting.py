@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory import audit, reach
-from memory.chunks import chunks
+from memory.chunks import chunks, like_containing
 from memory.errors import Conflict, NotFound
 from memory.models import (
     DecayReason,
@@ -523,10 +523,8 @@ def _where(filters: dict[str, str]) -> tuple[str, list[Any]]:
         parts.append("n.signature = %s")
         params.append(filters["author"])
     if filters.get("words"):
-        # The words as typed: a % or _ is a character to find, never a wildcard.
-        words = filters["words"].lower().replace("\\", "\\\\")
         parts.append("LOWER(n.body) LIKE %s ESCAPE '\\'")
-        params.append("%" + words.replace("%", "\\%").replace("_", "\\_") + "%")
+        params.append(like_containing(filters["words"].lower()))
     if filters.get("origin", "").isdigit():
         # First, and as the origin's children (its few hundred, from the (to_node, kind)
         # index): SQLite then drives from them, where an EXISTS was probed for every pending id.

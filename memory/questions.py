@@ -14,8 +14,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from memory.errors import Conflict, Invalid, NotFound
-from memory.models import Edge, EdgeKind, Jurisdiction, Kind, Node, Trust
-from memory.trust import with_trust
+from memory.models import Edge, EdgeKind, Jurisdiction, Kind, Node
+from memory.trust import WORDLESS, with_trust
 from memory.write import write_node
 
 EXCERPT_CHARS = 160
@@ -162,7 +162,7 @@ def open_questions_near(
     qs = _open_questions().filter(decayed_at__isnull=True).filter(Exists(near) | Exists(asks))
     if domains is not None:
         qs = qs.filter(domain__in=list(domains))
-    qs = with_trust(qs).exclude(trust__in=[Trust.SEALED, Trust.REJECTED])
+    qs = with_trust(qs).exclude(trust__in=WORDLESS)
     ranked = qs.annotate(
         feeders=Count(
             "in_edges__from_node",

@@ -23,6 +23,8 @@ from typing import Any
 
 from django.db import connection
 
+from memory.chunks import like_containing
+
 CONFIG = "english"
 
 
@@ -73,12 +75,11 @@ def substring_candidates(
     first; pg_trgm's index serves it for three characters or more."""
     if not text:
         return []
-    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT n.id FROM memory_node n WHERE n.body LIKE %s AND {where} "
             "ORDER BY n.id DESC LIMIT %s",
-            [pattern, *where_params, k],
+            [like_containing(text), *where_params, k],
         )
         return [(row[0], 1.0) for row in cursor.fetchall()]
 

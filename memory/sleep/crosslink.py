@@ -22,9 +22,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 from threadpoolctl import threadpool_limits
 
-from memory.models import Edge, EdgeKind, Event, EventKind, Node, Trust
+from memory.models import Edge, EdgeKind, Event, EventKind, Node
 from memory.sleep.crossjoin import join
-from memory.trust import trust_map
+from memory.trust import WORDLESS, trust_map
 from memory.vectors.embed import cosine_floor, get_embedder
 from memory.vectors.index import VectorIndex, sync_index
 
@@ -84,7 +84,7 @@ def hidden_ids() -> set[int]:
         )
     )
     ids.discard(None)
-    return {i for i, t in trust_map(ids).items() if t in (Trust.SEALED, Trust.REJECTED)}
+    return {i for i, t in trust_map(ids).items() if t in WORDLESS}
 
 
 def crosslink(
