@@ -30,13 +30,13 @@ from memory import audit
 from memory.errors import Invalid
 from memory.models import ApiToken, EventKind, RecallLog
 from memory.packets import packet
-from memory.recall import rank
+from memory.recall import gather, rank
 from memory.recall import why as why_line
 from memory.recall.lexical import match_expression, query_terms
 from memory.scrub import redact
 from memory.vectors.embed import get_embedder
 from memory.vectors.index import current as current_index
-from memory.vectors.likeness import centroid, cosines, query_vector, vectors
+from memory.vectors.likeness import centroid, in_context, query_vector, vectors
 from memory.vectors.matrix import Matrix, exact_candidates, vector_matrix
 from memory.visibility import Visibility, live_at
 
@@ -120,11 +120,13 @@ def _nearest_to(
     return [(node_id, score) for node_id, score in hits if score >= VECTOR_MIN_SIMILARITY]
 
 
-def _meaning(query: str, ids: list[int]) -> dict[int, float]:
-    """The cosine of the query to each of `ids` (rank's lawful pool) under the current model
-    (the reranker's MEANING)."""
+def _meaning(
+    query: str, ids: list[int], vis: Visibility
+) -> tuple[dict[int, float], dict[int, float]]:
+    """The cosines of the query to each of `ids` (rank's lawful pool) under the current model,
+    alone and with the turn each answers where `vis` may see it (the reranker's MEANING)."""
     embedder = get_embedder()
-    return cosines(embedder.name, query_vector(embedder, query), ids)
+    return in_context(embedder.name, query_vector(embedder, query), ids, gather.answered(ids, vis))
 
 
 def _like(query: str, vis: Visibility, k: int, first: list[int]) -> list[tuple[int, float]]:
@@ -241,7 +243,7 @@ def _rank(
         vectors=(lambda asked: vector_search(asked, vis, w.vector_k)) if w.vector else None,
         limit=limit,
         include_superseded=include_superseded,
-        meaning=_meaning,
+        meaning=lambda asked, ids: _meaning(asked, ids, vis),
         like=lambda asked, first: _like(asked, vis, w.vector_k, first),
     )
     packets = [packet(r.row, trust=r.trust, score=r.score) for r in ranked]

@@ -16,6 +16,8 @@ memory.recall.rank calls these on its candidates, each as its weight says
   apart at a lower weight; on (names 0.25);
 - `without_names`: the query text without those words, which the vector list and the
   reranker's meaning are asked;
+- `answered`: the turn each candidate responds to, where the reader may see it, for the
+  reranker's meaning in context (memory.vectors.likeness.in_context);
 - `second_terms`: the second step's words, the names and dates the first results mention
   (rank's second step also searches by meaning near them: memory.recall.rank._second_step).
 Only candidates already judged lawful reach session_lift and select: they reorder, never admit.
@@ -26,6 +28,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+
+from django.db import connection
+
+from memory.visibility import Visibility, lawful
 
 # Words of the first results' mentions one second query holds: three results name a handful.
 SECOND_TERMS = 12
@@ -185,3 +191,22 @@ def second_terms(mention_lines: Sequence[str]) -> list[str]:
         if kind in ("name", "date"):
             words.extend(query_terms(entity))
     return list(dict.fromkeys(words))[:SECOND_TERMS]
+
+
+def answered(ids: Sequence[int], vis: Visibility) -> dict[int, int]:
+    """id -> the node it responds to (the lowest, if several), for those of `ids` whose answered
+    node the reader under `vis` may see (memory.visibility.lawful: scope, as of, live, neither
+    sealed nor rejected): a hidden turn lends no meaning to its reply."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return {}
+    marks = ",".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT from_node_id, MIN(to_node_id) FROM memory_edge WHERE kind = 'responds_to' "
+            f"AND from_node_id IN ({marks}) GROUP BY from_node_id",
+            ids,
+        )
+        found = dict(cursor.fetchall())
+    seen = lawful(set(found.values()), vis)
+    return {i: to for i, to in found.items() if to in seen}

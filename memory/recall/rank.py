@@ -132,16 +132,17 @@ def rank(
     limit: int,
     include_superseded: bool,
     vectors: Callable[[str], Callable[[], Sequence[tuple[int, float]]]] | None = None,
-    meaning: Callable[[str, list[int]], dict[int, float]] | None = None,
+    meaning: Callable[[str, list[int]], tuple[dict[int, float], dict[int, float]]] | None = None,
     like: Callable[[str, list[int]], Sequence[tuple[int, float]]] | None = None,
 ) -> list[Ranked]:
     """The best `limit` nodes for the query `terms`, each with its trust and preview row.
     Every read by meaning is asked the query without the speakers it names (the name-less
     query, memory.recall.gather.without_names): `vectors(text)` starts the vector list and
     returns the call that waits for it (recall.vector_search: the other word lists are read
-    meanwhile); `meaning(text, ids)` gives its cosine to lawful nodes, read for the pool when
-    the reranker wants it; `like(text, ids)` the visible nodes nearest in meaning to it with
-    those first results (the second step)."""
+    meanwhile); `meaning(text, ids)` gives its cosines to lawful nodes, alone and in context
+    (memory.vectors.likeness.in_context), read for the pool when the reranker wants them;
+    `like(text, ids)` the visible nodes nearest in meaning to it with those first results (the
+    second step)."""
     w = WEIGHTS
     word_hits = fts_candidates(terms, vis, FTS_CANDIDATES)
     read: dict[int, dict[str, Any]] = {}  # preview rows already read (by _names)
@@ -185,12 +186,12 @@ def rank(
     # Ties go to the older node (lower id), whatever order the rows came back in.
     ordered = sorted(rows, key=lambda i: (-scores[i], i))
     if len(ordered) > 1 and reranks:
-        likeness = None
+        likeness = context = None
         if meaning is not None and rerank.wants_meaning():
-            likeness = meaning(asked, ordered)
+            likeness, context = meaning(asked, ordered)
         signals = rerank.signals(
             rows, words=word_hits, unnamed=unnamed, vector=vector_hits, date=dated, via=via,
-            signer=boosted, named=bool(named), meaning=likeness,
+            signer=boosted, named=bool(named), meaning=likeness, context=context,
         )  # fmt: skip
         ordered = rerank.reorder(ordered, scores, signals)
     chosen = _choose(ordered, scores, limit)

@@ -62,9 +62,15 @@ FEATURES = (
 )
 # A model fitted for a trained embedder (e5) also reads its cosine of the query to every
 # candidate of the pool (memory.vectors.likeness), not only to those the vector list ranked:
-# what a turn means, beside what it says. Its coefficients are fitted on that model's cosines,
-# so they live in a file named for the embedder (model_path), never applied to another's.
-MEANING = ("meaning",)
+# what a turn means, beside what it says, and what it means with the turn it answers. Their
+# coefficients are fitted on that model's cosines, so they live in a file named for the
+# embedder (model_path), never applied to another's.
+MEANING = (
+    "meaning",
+    # its cosine in context (with the turn it answers: likeness.in_context), less the pool's
+    # best: a reply's meaning beside the other candidates'
+    "context",
+)
 # Mentions counted before they stop adding (set by reading, not searched: docs/recall.md).
 NAMES = 3
 SPECIFICS = 2
@@ -90,6 +96,7 @@ class Signals:
     mentions: dict[int, str] = field(default_factory=dict)  # "kind:entity" lines (sleep's rows)
     speakers: frozenset[str] = frozenset()  # the pool's signers, casefolded
     meaning: dict[int, float] | None = None  # cosine to the query, when a model reads MEANING
+    context: dict[int, float] | None = None  # the same in context (likeness.in_context)
 
 
 @dataclass(frozen=True)
@@ -166,6 +173,7 @@ def signals(
     signer: set[int],
     named: bool,
     meaning: dict[int, float] | None = None,
+    context: dict[int, float] | None = None,
 ) -> Signals:
     """Signals from rank's lists and its pool's preview rows (read with their parents)."""
     return Signals(
@@ -174,7 +182,7 @@ def signals(
         parents={i: r["parent"] for i, r in rows.items() if r.get("parent") is not None},
         mentions={i: r["mentions"] for i, r in rows.items() if r.get("mentions")},
         speakers=frozenset(str(r["signature"]).casefold() for r in rows.values()),
-        meaning=meaning,
+        meaning=meaning, context=context,
     )  # fmt: skip
 
 
@@ -251,8 +259,16 @@ def features(
     mentions, speakers = s.mentions, s.speakers
     x[:, 16:18] = [_mentioned(mentions.get(i), speakers) for i in ordered]
     if s.meaning is not None:  # a node with no vector yet (not slept) reads 0, like no mention
-        x[:, 18] = _column(ordered, s.meaning, n)
+        x[:, 18:20] = _meanings(ordered, s.meaning, s.context or {}, n)
     return x
+
+
+def _meanings(
+    ordered: Sequence[int], meaning: dict[int, float], context: dict[int, float], n: int
+) -> npt.NDArray[np.float64]:
+    """The MEANING columns: the cosine, and the cosine in context less the pool's best."""
+    in_context = _column(ordered, context, n)
+    return np.column_stack([_column(ordered, meaning, n), in_context - in_context.max()])
 
 
 # --- the model in use ----------------------------------------------------------------------
@@ -382,5 +398,5 @@ def _width(
     without the one it does not."""
     if not meaning:
         return x[:, : len(FEATURES)]
-    column = _column(ordered, signals.meaning or {}, len(ordered))
-    return np.column_stack([x[:, : len(FEATURES)], column])
+    columns = _meanings(ordered, signals.meaning or {}, signals.context or {}, len(ordered))
+    return np.column_stack([x[:, : len(FEATURES)], columns])

@@ -3,7 +3,8 @@ stored vectors of the current model (memory.vectors.embed). The reranker's meani
 (memory.recall.rerank) read it for its pool and for the turns beside each candidate, so a node
 the vector list did not rank still gets its likeness.
 The query's vector is memory.vectors.embed.embed_query's, kept for the last few queries
-(query_vector): the vector list and the likeness of one recall embed the query once.
+(query_vector): the vector list and the likeness of one recall embed the query once. A reply
+is also read in its context: with the turn it answers (in_context).
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
 KEPT_QUERIES = 64
 _kept: OrderedDict[tuple[str, str], Any] = OrderedDict()
 _kept_lock = threading.Lock()
+# How much the turn a node answers weighs in its context (in_context): chosen among 0.25, 0.5,
+# 0.75 and 1 by an inner leave-one-conversation-out on LoCoMo dev's training folds
+# (docs/recall.md, "The turn a reply answers").
+ANSWERED = 0.5
 
 
 def query_vector(embedder: Any, query: str) -> npt.NDArray[np.float32]:
@@ -73,6 +78,34 @@ def cosines(model: str, query: npt.NDArray[np.float32], ids: Sequence[int]) -> d
         return {}
     scores = np.stack(list(found.values())) @ query
     return {node_id: float(s) for node_id, s in zip(found, scores, strict=True)}
+
+
+def in_context(
+    model: str, query: npt.NDArray[np.float32], ids: Sequence[int], answered: dict[int, int]
+) -> tuple[dict[int, float], dict[int, float]]:
+    """(own, in context), node id -> cosine of `query` to its stored `model` vector, and to the
+    unit mean of that vector and ANSWERED times the vector of the node it answers (`answered`:
+    id -> the node it responds to, given only where the reader may see that node). A reply
+    ("this is Max!") means what it answers ("Do you have pets?") as well as its own words;
+    without a node it answers, or one without a vector, its context is its own. A node without
+    a vector of this model (not yet slept) is absent from both."""
+    if not np.any(query):
+        return {}, {}
+    ids = list(dict.fromkeys(ids))
+    found = vectors(model, [*ids, *answered.values()], len(query))
+    have = [i for i in ids if i in found]
+    if not have:
+        return {}, {}
+    own = np.stack([found[i] for i in have])
+    mixed = own.copy()
+    replies = [r for r, i in enumerate(have) if answered.get(i) in found]
+    if replies:
+        mixed[replies] += ANSWERED * np.stack([found[answered[have[r]]] for r in replies])
+        # (a unit vector plus half of another is at least half a unit long: never zero)
+        mixed[replies] /= np.linalg.norm(mixed[replies], axis=1, keepdims=True)
+    return dict(zip(have, (own @ query).tolist(), strict=True)), dict(
+        zip(have, (mixed @ query).tolist(), strict=True)
+    )
 
 
 def centroid(

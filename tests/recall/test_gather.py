@@ -122,8 +122,10 @@ def _recording(monkeypatch):
     embed = embedder.embed
     monkeypatch.setattr(embedder, "embed", lambda texts: asked.append(texts) or embed(texts))
     read: list[list[int]] = []
-    cosines = recall_module.cosines
-    monkeypatch.setattr(recall_module, "cosines", lambda *a: read.append(list(a[2])) or cosines(*a))
+    in_context = recall_module.in_context
+    monkeypatch.setattr(
+        recall_module, "in_context", lambda *a: read.append(list(a[2])) or in_context(*a)
+    )
     n = len(rerank.FEATURES) + len(rerank.MEANING)
     model = rerank.Model(mean=np.zeros(n), scale=np.ones(n), coefficients=np.ones(n))
     return asked, read, rerank.using(model)

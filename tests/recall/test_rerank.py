@@ -164,6 +164,10 @@ def _reference(ordered, scores, s: rerank.Signals) -> np.ndarray:
         return [min(len(names), rerank.NAMES) / rerank.NAMES,
                 min(len(other), rerank.SPECIFICS) / rerank.SPECIFICS]  # fmt: skip
 
+    def in_context(i):
+        context = s.context or {}
+        return context.get(i, 0.0) - max(context.get(j, 0.0) for j in ordered)
+
     rows = []
     for place, i in enumerate(ordered):
         how = s.via.get(i, (0, ""))[1]
@@ -189,7 +193,7 @@ def _reference(ordered, scores, s: rerank.Signals) -> np.ndarray:
                 top.count(parent) / rerank.TOP if parent is not None else 0.0,
                 1.0 / (1 + min(gaps)) if gaps else 0.0,
                 *mentioned(i),
-                *([s.meaning.get(i, 0.0)] if s.meaning is not None else []),
+                *([s.meaning.get(i, 0.0), in_context(i)] if s.meaning is not None else []),
             ]
         )
     return np.array(rows, dtype=np.float64)
@@ -218,6 +222,7 @@ def _pool(rng: np.random.Generator) -> tuple[list[int], dict[int, float], rerank
     def mentions():
         return "\n".join(rng.choice(entities, size=int(rng.integers(1, 6))))
 
+    meaning = {i: float(rng.random()) for i in some(0.9)} if rng.random() < 0.5 else None
     return (
         ordered,
         scores,
@@ -233,7 +238,8 @@ def _pool(rng: np.random.Generator) -> tuple[list[int], dict[int, float], rerank
             parents={i: int(rng.integers(0, 450)) for i in some(0.8)},
             mentions={i: mentions() for i in some(0.4)},
             speakers=frozenset(rng.choice(["ann", "bo", "cy"], size=int(rng.integers(0, 3)))),
-            meaning={i: float(rng.random()) for i in some(0.9)} if rng.random() < 0.5 else None,
+            meaning=meaning,
+            context={i: float(rng.random()) - 0.5 for i in some(0.9)} if meaning else None,
         ),
     )
 
