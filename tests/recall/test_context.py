@@ -36,12 +36,11 @@ def _set(node: Any, vector: np.ndarray) -> None:
     Vector.objects.filter(node=node, model=get_embedder().name).update(data=vector.tobytes())
 
 
-@pytest.fixture
-def talk(make_note):
-    """`asked` (its vector the query's own) and `reply`, which answers it (at right angles to
-    the query), written two days before it on the store clock, so an as-of can see the reply
-    without the turn it answers."""
-    asked = make_note("Do you keep any animals at home?")
+def _talk(make_note: Any, **fields: Any) -> tuple[Any, Any, np.ndarray]:
+    """`asked` (its vector the query's own; written with `fields`) and `reply`, which answers it
+    (at right angles to the query), written two days before it on the store clock, so an
+    as-of can see the reply without the turn it answers."""
+    asked = make_note("Do you keep any animals at home?", **fields)
     reply = make_note(
         "This is Max by the stove.",
         origins=[{"id": asked.pk, "relation": "responds_to"}],
@@ -52,6 +51,11 @@ def talk(make_note):
     _set(asked, q)
     _set(reply, _across(q, 1))
     return asked, reply, q
+
+
+@pytest.fixture
+def talk(make_note):
+    return _talk(make_note)
 
 
 def _hide(rule: str, asked: Any, reply: Any) -> Visibility:
@@ -88,16 +92,7 @@ def test_a_turn_the_reader_may_not_see_lends_its_reply_no_meaning(rule, make_not
     fields = {"domain": "elsewhere"} if rule == "domain" else {}
     if rule == "scope":
         fields = {"jurisdiction": "wild", "kind": "hearsay", "signature": "a site"}
-    asked = make_note("Do you keep any animals at home?", **fields)
-    reply = make_note(
-        "This is Max by the stove.",
-        origins=[{"id": asked.pk, "relation": "responds_to"}],
-        days_old=2,
-    )
-    embed_missing()
-    q = query_vector(get_embedder(), QUERY)
-    _set(asked, q)
-    _set(reply, _across(q, 1))
+    asked, reply, q = _talk(make_note, **fields)
     model = get_embedder().name
     everything = Visibility.of(domains=None, scope="both", as_of=None)
     assert answered([reply.pk], everything) == {reply.pk: asked.pk}  # the fixture holds it
