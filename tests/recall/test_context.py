@@ -105,7 +105,7 @@ def test_a_turn_the_reader_may_not_see_lends_its_reply_no_meaning(rule, make_not
 
 def test_recall_orders_replies_by_what_they_answer_until_that_turn_is_sealed(talk, make_note):
     """A model reading only the context column: the reply to the query's own turn goes first
-    while that turn is visible; sealed, the reply is read alone and the other reply, nearer
+    while that turn is visible; sealed, the reply is read alone and the other note, nearer
     in its own words, goes first."""
     asked, reply, q = talk
     other = make_note("Max fixed the stove.")
