@@ -68,18 +68,6 @@ def vectors(model: str, ids: Sequence[int], dim: int) -> dict[int, npt.NDArray[n
     }
 
 
-def cosines(model: str, query: npt.NDArray[np.float32], ids: Sequence[int]) -> dict[int, float]:
-    """Node id -> cosine of its stored `model` vector to `query` (vectors are L2-normalised);
-    a node without a vector of this model (not yet slept) is absent."""
-    if not np.any(query):
-        return {}
-    found = vectors(model, ids, len(query))
-    if not found:
-        return {}
-    scores = np.stack(list(found.values())) @ query
-    return {node_id: float(s) for node_id, s in zip(found, scores, strict=True)}
-
-
 def in_context(
     model: str, query: npt.NDArray[np.float32], ids: Sequence[int], answered: dict[int, int]
 ) -> tuple[dict[int, float], dict[int, float]]:
